@@ -1,0 +1,53 @@
+# AgentKit. `make help` lists the targets. Every target sets up what it needs: a virtual
+# environment in .venv with the locked dependencies (uv.lock), installed by a pinned uv.
+.DEFAULT_GOAL := help
+SHELL := /bin/bash
+PYTHON ?= python3
+UV_VERSION := 0.13.8
+TOOLS := .tools
+UV := $(TOOLS)/bin/uv
+VENV := .venv
+STAMP := $(VENV)/.synced
+export UV_PROJECT_ENVIRONMENT := $(VENV)
+export UV_PYTHON := $(shell command -v $(PYTHON))
+export UV_PYTHON_DOWNLOADS := never
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+
+$(UV):
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+$(STAMP): $(UV) pyproject.toml uv.lock
+	$(UV) sync --frozen --all-extras
+	@touch $(STAMP)
+
+install: $(STAMP) ## create .venv with the locked dependencies
+
+run: $(STAMP) ## run the service on the embedded default (or the configured servers)
+	$(VENV)/bin/agentkit demo
+
+test: $(STAMP) ## run the whole test suite with coverage
+	$(VENV)/bin/pytest --cov --cov-report=term-missing:skip-covered
+
+check: $(STAMP) ## lint, format check, mypy --strict, import-linter
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
+
+fmt: $(STAMP) ## fix lint findings that can be fixed and format the code
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+bench: $(STAMP) ## run the benchmarks under bench/
+	$(VENV)/bin/python bench/loop_overhead.py
+
+lock: $(UV) ## re-resolve uv.lock after changing pyproject.toml
+	$(UV) lock
+
+clean: ## remove the virtual environments and caches
+	rm -rf $(VENV) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache .coverage
+
+.PHONY: help install run test check fmt bench lock clean

@@ -1,0 +1,1 @@
+"""Outbound adapters: the concrete implementations of the application's ports."""

@@ -1,0 +1,1 @@
+"""LLM provider adapters behind the LLMClient port."""

@@ -1,0 +1,102 @@
+"""A scripted LLM: replays a list of responses. Used by every test, the demo and the benchmarks."""
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from agentkit.application.errors import ConfigurationError, LLMRequestError
+from agentkit.application.ports.llm_client import LLMClient
+from agentkit.domain.ids import ToolCallId
+from agentkit.domain.messages import FinishReason, LLMResponse, Message, ToolCall, Usage
+from agentkit.domain.tools import ToolSchema
+
+
+class ScriptedToolCall(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A tool call in a script file; the id is made up when left out."""
+
+    name: str
+    arguments: dict[str, Any] = {}
+    id: str | None = None
+
+
+class ScriptedTurn(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """One response in a script file."""
+
+    text: str = ""
+    tool_calls: list[ScriptedToolCall] = []
+    refusal: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+def load_script(path: str | Path) -> list[LLMResponse]:
+    """Read a script: a JSON array of turns `{text?, tool_calls?: [{name, arguments}], refusal?, ...}`.
+
+    Raises:
+        ConfigurationError: the file is missing or not a valid script (the message says where).
+    """
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise ConfigurationError(f"LLM_SCRIPT: cannot read {path}: {exc.strerror}") from None
+    try:
+        turns = msgspec.json.decode(raw, type=list[ScriptedTurn])
+    except msgspec.DecodeError as exc:
+        raise ConfigurationError(f"LLM_SCRIPT: {path} is not a valid script: {exc}") from None
+    return [_to_response(turn, turn_no) for turn_no, turn in enumerate(turns, start=1)]
+
+
+def _to_response(turn: ScriptedTurn, turn_no: int) -> LLMResponse:
+    calls = tuple(
+        ToolCall(id=ToolCallId(call.id or f"call-{turn_no}-{index}"), name=call.name, arguments=call.arguments)
+        for index, call in enumerate(turn.tool_calls, start=1)
+    )
+    if turn.refusal is not None:
+        finish = FinishReason.REFUSED
+    elif calls:
+        finish = FinishReason.TOOL_CALLS
+    else:
+        finish = FinishReason.STOP
+    return LLMResponse(
+        text=turn.text,
+        tool_calls=calls,
+        usage=Usage(input_tokens=turn.input_tokens, output_tokens=turn.output_tokens),
+        finish_reason=finish,
+        refusal=turn.refusal,
+    )
+
+
+class ScriptedLLMClient(LLMClient):
+    """Answers each chat call with the next scripted response and records what it was sent.
+
+    Once the script runs out it raises LLMRequestError, so a run that asks for more than the
+    script holds fails with a clear reason instead of hanging.
+    """
+
+    def __init__(self, responses: Sequence[LLMResponse]) -> None:
+        self._responses = list(responses)
+        self._next = 0
+        self.requests: list[tuple[list[Message], list[ToolSchema]]] = []
+        self.record_requests = True
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "ScriptedLLMClient":
+        """A client replaying the script in `path`."""
+        return cls(load_script(path))
+
+    async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
+        """The next scripted response."""
+        if self.record_requests:
+            self.requests.append((list(messages), list(tools)))
+        if self._next >= len(self._responses):
+            raise LLMRequestError(f"the LLM script ran out after {len(self._responses)} responses")
+        response = self._responses[self._next]
+        self._next += 1
+        return response
+
+    @property
+    def remaining(self) -> int:
+        """Responses not yet used."""
+        return len(self._responses) - self._next

@@ -1,0 +1,17 @@
+"""In-memory adapters of every port: for tests, benchmarks and library use in one process."""
+
+from agentkit.adapters.memory.clock import FixedClock, SequentialIdGenerator
+from agentkit.adapters.memory.rate_limiter import InMemoryRateLimiter
+from agentkit.adapters.memory.runs import InMemoryRunRepository
+from agentkit.adapters.memory.sessions import InMemorySessionStore
+from agentkit.adapters.memory.trace import FailingTraceSink, InMemoryTraceSink
+
+__all__ = [
+    "FailingTraceSink",
+    "FixedClock",
+    "InMemoryRateLimiter",
+    "InMemoryRunRepository",
+    "InMemorySessionStore",
+    "InMemoryTraceSink",
+    "SequentialIdGenerator",
+]

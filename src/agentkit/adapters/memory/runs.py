@@ -1,0 +1,69 @@
+"""An in-memory RunRepository."""
+
+from datetime import datetime
+
+import msgspec
+
+from agentkit.application.errors import IdempotencyConflict, StaleAttempt
+from agentkit.application.ports.run_repository import RunRepository
+from agentkit.domain.ids import OwnerId, RunId
+from agentkit.domain.run import Run, RunStatus
+
+
+class InMemoryRunRepository(RunRepository):
+    """Runs in a dict; the same rules as the Postgres repository (fencing, idempotency keys)."""
+
+    def __init__(self) -> None:
+        self._runs: dict[RunId, Run] = {}
+        self._by_key: dict[tuple[OwnerId, str], RunId] = {}
+
+    async def add(self, run: Run) -> None:
+        """Store a new run."""
+        if run.idempotency_key is not None:
+            key = (run.owner, run.idempotency_key)
+            if key in self._by_key:
+                raise IdempotencyConflict(f"idempotency key {run.idempotency_key!r} is already in use")
+            self._by_key[key] = run.id
+        self._runs[run.id] = run
+
+    async def get(self, run_id: RunId) -> Run | None:
+        """The run, or None."""
+        return self._runs.get(run_id)
+
+    async def get_by_idempotency_key(self, owner: OwnerId, key: str) -> Run | None:
+        """The owner's run created with this key, or None."""
+        run_id = self._by_key.get((owner, key))
+        return None if run_id is None else self._runs.get(run_id)
+
+    async def save(self, run: Run) -> None:
+        """Replace the stored run, refusing writes from a stale attempt."""
+        stored = self._runs.get(run.id)
+        if stored is not None and stored.attempt > run.attempt:
+            raise StaleAttempt(f"run {run.id} is owned by attempt {stored.attempt}, not {run.attempt}")
+        if stored is not None and stored.cancel_requested and not run.cancel_requested:
+            run = msgspec.structs.replace(run, cancel_requested=True)
+        self._runs[run.id] = run
+
+    async def request_cancel(self, run_id: RunId) -> None:
+        """Set the cancel flag of a running run."""
+        stored = self._runs.get(run_id)
+        if stored is not None and stored.status is RunStatus.RUNNING:
+            self._runs[run_id] = msgspec.structs.replace(stored, cancel_requested=True)
+
+    async def lapsed(self, now: datetime, *, limit: int = 100) -> list[Run]:
+        """Unfinished runs whose lease expired."""
+        found = [
+            run
+            for run in self._runs.values()
+            if not run.is_terminal and run.expires_at is not None and run.expires_at < now
+        ]
+        return found[:limit]
+
+    async def delete_finished_before(self, cutoff: datetime) -> int:
+        """Delete terminal runs that finished before the cutoff."""
+        doomed = [run for run in self._runs.values() if run.finished_at is not None and run.finished_at < cutoff]
+        for run in doomed:
+            del self._runs[run.id]
+            if run.idempotency_key is not None:
+                self._by_key.pop((run.owner, run.idempotency_key), None)
+        return len(doomed)

@@ -1,0 +1,39 @@
+"""An in-memory SessionStore with the same window and TTL rules as the Redis one."""
+
+from collections.abc import Sequence
+
+from agentkit.application.ports.clock import Clock
+from agentkit.application.ports.session_store import SessionStore
+from agentkit.domain.history import window
+from agentkit.domain.ids import OwnerId, SessionId
+from agentkit.domain.messages import Message
+
+
+class InMemorySessionStore(SessionStore):
+    """Histories in a dict, trimmed to a window and forgotten after a TTL of the given clock."""
+
+    def __init__(self, clock: Clock, *, ttl_s: float = 3600, max_messages: int = 50) -> None:
+        self._clock = clock
+        self._ttl_s = ttl_s
+        self._max_messages = max_messages
+        self._sessions: dict[tuple[OwnerId, SessionId], tuple[float, list[Message]]] = {}
+
+    async def load(self, owner: OwnerId, session_id: SessionId) -> list[Message]:
+        """The session's messages, or none when it is new or expired."""
+        entry = self._sessions.get((owner, session_id))
+        if entry is None:
+            return []
+        expires, messages = entry
+        if self._clock.monotonic() >= expires:
+            del self._sessions[(owner, session_id)]
+            return []
+        return list(messages)
+
+    async def save(self, owner: OwnerId, session_id: SessionId, messages: Sequence[Message]) -> None:
+        """Keep the newest window and renew the TTL."""
+        kept = window(messages, self._max_messages)
+        self._sessions[(owner, session_id)] = (self._clock.monotonic() + self._ttl_s, kept)
+
+    async def delete(self, owner: OwnerId, session_id: SessionId) -> None:
+        """Forget the session."""
+        self._sessions.pop((owner, session_id), None)

@@ -1,0 +1,1 @@
+"""Use-cases, ports, the agent loop and the tool registry. Imports the domain only."""

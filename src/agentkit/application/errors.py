@@ -1,0 +1,95 @@
+"""Errors raised by the application layer; the HTTP and CLI entrypoints map them in one place each.
+
+ApplicationError
+ ├── RunNotFound            no such run for this owner
+ ├── RunConflict            the run cannot do that in its state (cancel a finished run)
+ ├── IdempotencyConflict    the same Idempotency-Key is still being processed
+ ├── IdempotencyMismatch    the same Idempotency-Key came with another request body
+ ├── RateLimited            too many requests; retry after some seconds
+ ├── ToolRegistrationError  a tool that cannot be registered (bad signature, unknown context type)
+ ├── ConfigurationError     a setting that is missing or invalid
+ ├── StaleAttempt           a write from an executor that lost its lease (fencing)
+ └── LLMError               the provider failed for good
+      ├── LLMRequestError   the provider rejected the request (bad request, bad key): not retried
+      └── LLMUnavailable    transient trouble that outlived the retries
+"""
+
+
+class ApplicationError(Exception):
+    """Base of every error the application raises."""
+
+    code = "application_error"
+
+
+class RunNotFound(ApplicationError):
+    """No run with this id belongs to this owner."""
+
+    code = "run_not_found"
+
+
+class RunConflict(ApplicationError):
+    """The run is in a state that does not allow this action."""
+
+    code = "run_conflict"
+
+
+class IdempotencyConflict(ApplicationError):
+    """A request with the same Idempotency-Key is still being accepted."""
+
+    code = "idempotency_conflict"
+
+
+class IdempotencyMismatch(ApplicationError):
+    """The Idempotency-Key was used before with a different request."""
+
+    code = "idempotency_key_reused"
+
+
+class RateLimited(ApplicationError):
+    """The caller made too many requests."""
+
+    code = "rate_limited"
+
+    def __init__(self, retry_after_s: float) -> None:
+        super().__init__(f"rate limit exceeded; retry after {retry_after_s:.0f} s")
+        self.retry_after_s = retry_after_s
+
+
+class ToolRegistrationError(ApplicationError):
+    """A tool cannot be registered."""
+
+    code = "tool_registration_error"
+
+
+class ConfigurationError(ApplicationError):
+    """A setting is missing or invalid; the message names the variable."""
+
+    code = "configuration_error"
+
+
+class StaleAttempt(ApplicationError):
+    """An executor whose lease lapsed tried to write a run that a newer attempt owns."""
+
+    code = "stale_attempt"
+
+
+class LLMError(ApplicationError):
+    """The LLM provider failed and the run cannot go on."""
+
+    code = "llm_error"
+
+    def __init__(self, message: str, *, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+
+
+class LLMRequestError(LLMError):
+    """The provider rejected the request (invalid request, bad key, unknown model): never retried."""
+
+    code = "llm_request_error"
+
+
+class LLMUnavailable(LLMError):
+    """The provider stayed unavailable (rate limits, timeouts, 5xx) after every retry."""
+
+    code = "llm_unavailable"

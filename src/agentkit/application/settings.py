@@ -1,0 +1,114 @@
+"""Settings: every environment variable AgentKit reads, parsed once into one Struct.
+
+`load_settings(os.environ)` is called by the entrypoints; a bad value raises ConfigurationError
+with one line naming the variable, and start-up stops there.
+"""
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from agentkit.application.errors import ConfigurationError
+
+PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
+PositiveFloat = Annotated[float, msgspec.Meta(gt=0)]
+NonNegativeInt = Annotated[int, msgspec.Meta(ge=0)]
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True, rename="upper", forbid_unknown_fields=False):
+    """AgentKit's configuration. Field `max_steps` is read from `MAX_STEPS`, and so on."""
+
+    # --- state: Postgres and Redis (empty URLs mean the embedded default) ---
+    database_url: str | None = None
+    database_readonly_url: str | None = None
+    postgres_host: str | None = None
+    postgres_port: Annotated[int, msgspec.Meta(ge=1, le=65535)] = 5432
+    postgres_user: str = "postgres"
+    postgres_password: str = ""
+    postgres_db: str = "agentkit"
+    postgres_readonly_user: str = "agentkit_demo_reader"
+    postgres_readonly_password: str = "agentkit_demo_reader"  # noqa: S105 - a local demo role's default
+    demo_database: str = "agentkit_demo"
+    redis_url: str | None = None
+    redis_password: str | None = None
+    agentkit_data_dir: str = ".agentkit"
+    session_ttl_s: PositiveInt = 3600
+    session_max_messages: PositiveInt = 50
+    # --- LLM providers ---
+    llm_provider: str = "scripted"
+    llm_model: str = ""
+    llm_base_url: str | None = None
+    llm_script: str | None = None
+    openai_api_key: str | None = None
+    gemini_api_key: str | None = None
+    llm_temperature: Annotated[float, msgspec.Meta(ge=0, le=2)] | None = None
+    llm_max_tokens: PositiveInt | None = None
+    llm_request_timeout_s: PositiveFloat = 60.0
+    llm_max_retries: NonNegativeInt = 3
+    llm_backoff_base_s: PositiveFloat = 0.5
+    llm_backoff_cap_s: PositiveFloat = 20.0
+    # --- the loop ---
+    max_steps: PositiveInt = 10
+    max_repeated_calls: Annotated[int, msgspec.Meta(ge=2)] = 3
+    run_token_budget: PositiveInt | None = None
+    run_timeout_s: PositiveFloat = 120.0
+    tool_timeout_s: PositiveFloat = 30.0
+    tool_output_max_chars: PositiveInt = 8000
+    max_goal_chars: PositiveInt = 8000
+    agentkit_tool_modules: tuple[str, ...] = ()
+    # --- the HTTP API ---
+    api_keys: tuple[str, ...] = ()
+    rate_limit_per_min: PositiveInt = 30
+    response_timeout_s: Annotated[float, msgspec.Meta(ge=0)] = 30.0
+    run_mode: Literal["inline", "queue"] = "inline"
+    run_lease_s: PositiveFloat = 30.0
+    max_body_bytes: PositiveInt = 65536
+    host: str = "127.0.0.1"
+    port: Annotated[int, msgspec.Meta(ge=1, le=65535)] = 8000
+    # --- built-in tools ---
+    file_tool_base_dir: str = "./data/files"
+    file_tool_max_bytes: PositiveInt = 1_000_000
+    sql_row_limit: PositiveInt = 100
+    sql_statement_timeout_ms: PositiveInt = 5000
+    http_fetch_timeout_s: PositiveFloat = 10.0
+    http_fetch_max_bytes: PositiveInt = 2_000_000
+    http_fetch_max_redirects: NonNegativeInt = 5
+    search_provider: str = "brave"
+    search_api_key: str | None = None
+    search_max_results: Annotated[int, msgspec.Meta(ge=1, le=20)] = 5
+    # --- logging ---
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    log_format: Literal["auto", "json", "console"] = "auto"
+
+
+_LIST_FIELDS = frozenset({"API_KEYS", "AGENTKIT_TOOL_MODULES"})
+_KNOWN = frozenset(field.encode_name for field in msgspec.structs.fields(Settings))
+
+
+def load_settings(environ: Mapping[str, str], **overrides: Any) -> Settings:
+    """Read settings from an environment mapping; keyword overrides (by field name) win.
+
+    Empty variables count as unset. Raises ConfigurationError naming the first bad variable.
+    """
+    raw: dict[str, Any] = {}
+    for name in _KNOWN:
+        value = environ.get(name)
+        if value is None or value.strip() == "":
+            continue
+        raw[name] = tuple(p.strip() for p in value.split(",") if p.strip()) if name in _LIST_FIELDS else value.strip()
+    for field, value in overrides.items():
+        if value is not None:
+            raw[field.upper()] = value
+    try:
+        return msgspec.convert(raw, Settings, strict=False)
+    except msgspec.ValidationError as exc:
+        raise ConfigurationError(_one_line(str(exc))) from None
+
+
+def _one_line(message: str) -> str:
+    # msgspec says "Expected `int`, got `str` - at `$.MAX_STEPS`"; lead with the variable's name.
+    if " - at `$." in message:
+        detail, _, path = message.rpartition(" - at `$.")
+        return f"{path.rstrip('`')}: {detail}"
+    return message

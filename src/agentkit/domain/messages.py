@@ -1,0 +1,104 @@
+"""The neutral conversation types that every LLM provider adapter translates to and from."""
+
+from enum import StrEnum
+from typing import Any, Literal
+
+import msgspec
+
+from agentkit.domain.ids import ToolCallId
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
+    """A request from the model to run one tool.
+
+    Attributes:
+        id: The provider's call id; the tool result answers it by this id.
+        name: The tool's name as the model spelled it.
+        arguments: The parsed arguments (empty when they could not be parsed).
+        arguments_error: Set when the provider sent arguments that are not a JSON object; the
+            registry turns it into a tool error the model can read instead of running the tool.
+        provider_data: Opaque values the provider needs echoed back on the next turn
+            (for example Gemini's thought signatures).
+    """
+
+    id: ToolCallId
+    name: str
+    arguments: dict[str, Any] = {}
+    arguments_error: str | None = None
+    provider_data: dict[str, Any] | None = None
+
+
+class Message(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One message of the conversation.
+
+    Tool output is only ever carried by `role="tool"` messages: it is untrusted data and never
+    part of the system prompt.
+    """
+
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: ToolCallId | None = None
+    name: str | None = None
+    provider_data: dict[str, Any] | None = None
+
+
+class Usage(msgspec.Struct, frozen=True, kw_only=True):
+    """Tokens spent by one LLM call."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Input and output tokens together."""
+        return self.input_tokens + self.output_tokens
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )
+
+
+class FinishReason(StrEnum):
+    """Why the model stopped producing output, in provider-neutral terms."""
+
+    STOP = "stop"
+    TOOL_CALLS = "tool_calls"
+    LENGTH = "length"
+    REFUSED = "refused"
+    OTHER = "other"
+
+
+class LLMResponse(msgspec.Struct, frozen=True, kw_only=True):
+    """What one LLM call returned.
+
+    Attributes:
+        text: The assistant's text (may be empty when it only calls tools).
+        tool_calls: The tools it asked to run, in order.
+        usage: Tokens spent on this call.
+        finish_reason: Why it stopped.
+        refusal: The provider's refusal or safety-block explanation, when it refused.
+        attempts: How many provider requests this response took (retries included).
+        provider_data: Opaque values to echo back on the assistant message next turn.
+    """
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = Usage()
+    finish_reason: FinishReason = FinishReason.STOP
+    refusal: str | None = None
+    attempts: int = 1
+    provider_data: dict[str, Any] | None = None
+
+    def to_message(self) -> Message:
+        """The assistant message that records this response in the history."""
+        return Message(
+            role="assistant",
+            content=self.text,
+            tool_calls=self.tool_calls,
+            provider_data=self.provider_data,
+        )

@@ -1,0 +1,114 @@
+"""The pure loop policy: given the loop's state and the newest LLM response, decide what comes next.
+
+The application's loop performs the I/O around these decisions; nothing here reads a clock or
+touches the world, so every rule is tested with plain values.
+"""
+
+from typing import Any
+
+import msgspec
+
+from agentkit.domain.messages import LLMResponse, ToolCall
+from agentkit.domain.run import RunStatus
+
+
+class LoopLimits(msgspec.Struct, frozen=True, kw_only=True):
+    """The limits one run obeys.
+
+    Attributes:
+        max_steps: LLM turns the run may take; a model still calling tools on the last one stops the run.
+        repeat_limit: Identical calls (same tool, same arguments) in a row that stop the run.
+        token_budget: Total input plus output tokens the run may spend, if limited.
+    """
+
+    max_steps: int = 10
+    repeat_limit: int = 3
+    token_budget: int | None = None
+
+
+class LoopState(msgspec.Struct, frozen=True, kw_only=True):
+    """What the policy remembers between turns.
+
+    Attributes:
+        turns: LLM responses seen so far.
+        tokens: Tokens spent so far.
+        recent_calls: Signatures of the latest tool calls, newest last (bounded).
+    """
+
+    turns: int = 0
+    tokens: int = 0
+    recent_calls: tuple[bytes, ...] = ()
+
+
+class CallTools(msgspec.Struct, frozen=True, kw_only=True):
+    """Run these tool calls, in order, then ask the model again."""
+
+    calls: tuple[ToolCall, ...]
+
+
+class Finish(msgspec.Struct, frozen=True, kw_only=True):
+    """The model answered: the run succeeds with this text."""
+
+    answer: str
+
+
+class Stop(msgspec.Struct, frozen=True, kw_only=True):
+    """The run ends without success."""
+
+    status: RunStatus
+    reason: str
+
+
+Decision = CallTools | Finish | Stop
+
+_CALL_MEMORY = 4  # enough for both the A-A-A and the A-B-A-B patterns
+
+
+def call_signature(call: ToolCall) -> bytes:
+    """A canonical fingerprint of a call: its name and its arguments with sorted keys."""
+    return call.name.encode() + b"\x00" + msgspec.json.encode(call.arguments, order="sorted")
+
+
+def decide(state: LoopState, response: LLMResponse, limits: LoopLimits) -> tuple[Decision, LoopState]:
+    """Decide the next action after an LLM response and return it with the updated state."""
+    state = LoopState(
+        turns=state.turns + 1,
+        tokens=state.tokens + response.usage.total_tokens,
+        recent_calls=state.recent_calls,
+    )
+    if response.refusal is not None:
+        return Stop(status=RunStatus.REFUSED, reason=f"the model refused: {response.refusal}"), state
+    if limits.token_budget is not None and state.tokens > limits.token_budget:
+        reason = f"token budget exceeded: {state.tokens} tokens spent, the budget is {limits.token_budget}"
+        return Stop(status=RunStatus.FAILED, reason=reason), state
+    if not response.tool_calls:
+        if not response.text.strip():
+            return Stop(status=RunStatus.FAILED, reason="the model returned neither an answer nor a tool call"), state
+        return Finish(answer=response.text), state
+
+    recent = state.recent_calls
+    memory = max(_CALL_MEMORY, limits.repeat_limit)
+    for call in response.tool_calls:
+        recent = (*recent, call_signature(call))[-memory:]
+        loop_reason = _repetition(recent, call, limits.repeat_limit)
+        if loop_reason is not None:
+            stopped = msgspec.structs.replace(state, recent_calls=recent)
+            return Stop(status=RunStatus.FAILED, reason=loop_reason), stopped
+    state = msgspec.structs.replace(state, recent_calls=recent)
+    if state.turns >= limits.max_steps:
+        reason = f"the model still wanted to call tools after {limits.max_steps} steps"
+        return Stop(status=RunStatus.MAX_STEPS_EXCEEDED, reason=reason), state
+    return CallTools(calls=response.tool_calls), state
+
+
+def _repetition(recent: tuple[bytes, ...], call: ToolCall, repeat_limit: int) -> str | None:
+    if len(recent) >= repeat_limit and len(set(recent[-repeat_limit:])) == 1:
+        return f"repeated call: {call.name!r} with the same arguments {repeat_limit} times in a row"
+    if len(recent) >= 4 and recent[-1] == recent[-3] and recent[-2] == recent[-4] and recent[-1] != recent[-2]:
+        return f"repeated calls: {call.name!r} and another call alternating with the same arguments"
+    return None
+
+
+def describe_arguments(arguments: dict[str, Any]) -> str:
+    """Arguments as compact JSON, for messages and logs."""
+    return msgspec.json.encode(arguments, order="sorted").decode()

@@ -1,0 +1,193 @@
+"""The run aggregate and its status state machine.
+
+    pending ──▶ running ──▶ succeeded | failed | refused | max_steps_exceeded | timed_out | cancelled
+       │           │
+       ├──▶ cancelled, failed
+       └───────────┴──▶ expired   (no heartbeat within the lease)
+
+Terminal statuses never change again. Cancel is a request: a pending run is cancelled at once, a
+running run gets `cancel_requested` and ends `cancelled` at its next step boundary.
+"""
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+import msgspec
+
+from agentkit.domain.errors import IllegalTransition, InvalidGoal
+from agentkit.domain.ids import OwnerId, RunId, SessionId
+from agentkit.domain.messages import Usage
+
+
+class RunStatus(StrEnum):
+    """Every status a run can have."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    REFUSED = "refused"
+    MAX_STEPS_EXCEEDED = "max_steps_exceeded"
+    TIMED_OUT = "timed_out"
+    CANCELLED = "cancelled"
+    EXPIRED = "expired"
+
+    @property
+    def is_terminal(self) -> bool:
+        """Whether the run has ended for good."""
+        return self not in (RunStatus.PENDING, RunStatus.RUNNING)
+
+
+_ENDINGS_OF_RUNNING = frozenset(
+    {
+        RunStatus.SUCCEEDED,
+        RunStatus.FAILED,
+        RunStatus.REFUSED,
+        RunStatus.MAX_STEPS_EXCEEDED,
+        RunStatus.TIMED_OUT,
+        RunStatus.CANCELLED,
+        RunStatus.EXPIRED,
+    }
+)
+
+ALLOWED_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
+    RunStatus.PENDING: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED, RunStatus.FAILED, RunStatus.EXPIRED}),
+    RunStatus.RUNNING: _ENDINGS_OF_RUNNING,
+    **{status: frozenset() for status in RunStatus if status.is_terminal},
+}
+
+
+class Run(msgspec.Struct, frozen=True, kw_only=True):
+    """One agent run: a goal, its status, its answer and what it cost.
+
+    Attributes:
+        id: The run's id.
+        owner: The id of the API key (or local user) that created it.
+        session_id: The conversation it continues, if any.
+        goal: What the user asked.
+        status: Where it is in the state machine.
+        answer: The final text answer.
+        output: The structured final output when an output schema was asked for.
+        output_schema: The JSON schema the final output must satisfy, if any.
+        failure_reason: Why it did not succeed, in words a person understands.
+        max_steps: The LLM turns this run may take.
+        input_tokens: Input tokens spent over all LLM calls.
+        output_tokens: Output tokens spent over all LLM calls.
+        created_at: When it was accepted.
+        started_at: When an executor started it.
+        finished_at: When it reached a terminal status.
+        expires_at: When its lease lapses unless a heartbeat renews it.
+        heartbeat_at: The last heartbeat of its executor.
+        cancel_requested: Set when a cancel was asked for while it was running.
+        idempotency_key: The client's Idempotency-Key, scoped to the owner.
+        request_fingerprint: A hash of the request that carried the idempotency key.
+        attempt: Incremented each time an executor starts it; stale attempts are fenced off.
+    """
+
+    id: RunId
+    owner: OwnerId
+    goal: str
+    session_id: SessionId | None = None
+    status: RunStatus = RunStatus.PENDING
+    answer: str | None = None
+    output: Any = None
+    output_schema: dict[str, Any] | None = None
+    failure_reason: str | None = None
+    max_steps: int = 10
+    input_tokens: int = 0
+    output_tokens: int = 0
+    created_at: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    expires_at: datetime | None = None
+    heartbeat_at: datetime | None = None
+    cancel_requested: bool = False
+    idempotency_key: str | None = None
+    request_fingerprint: str | None = None
+    attempt: int = 0
+
+    @property
+    def is_terminal(self) -> bool:
+        """Whether the run has ended for good."""
+        return self.status.is_terminal
+
+    @property
+    def usage(self) -> Usage:
+        """Token totals as a Usage."""
+        return Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens)
+
+
+def validate_goal(goal: str, *, max_chars: int) -> str:
+    """Return the goal stripped of surrounding space, or raise InvalidGoal."""
+    stripped = goal.strip()
+    if not stripped:
+        raise InvalidGoal("the goal is empty")
+    if len(stripped) > max_chars:
+        raise InvalidGoal(f"the goal is {len(stripped)} characters long; the limit is {max_chars}")
+    return stripped
+
+
+def _move(run: Run, target: RunStatus, **changes: Any) -> Run:
+    if target not in ALLOWED_TRANSITIONS[run.status]:
+        raise IllegalTransition(run.status.value, target.value)
+    return msgspec.structs.replace(run, status=target, **changes)
+
+
+def start(run: Run, *, now: datetime, lease_until: datetime | None = None) -> Run:
+    """pending → running: an executor takes the run and holds a lease on it."""
+    return _move(
+        run,
+        RunStatus.RUNNING,
+        started_at=now,
+        heartbeat_at=now,
+        expires_at=lease_until,
+        attempt=run.attempt + 1,
+    )
+
+
+def heartbeat(run: Run, *, now: datetime, lease_until: datetime) -> Run:
+    """Renew the lease of a running run."""
+    if run.status is not RunStatus.RUNNING:
+        raise IllegalTransition(run.status.value, "heartbeat")
+    return msgspec.structs.replace(run, heartbeat_at=now, expires_at=lease_until)
+
+
+def add_usage(run: Run, usage: Usage) -> Run:
+    """Add one LLM call's tokens to the run's totals."""
+    return msgspec.structs.replace(
+        run,
+        input_tokens=run.input_tokens + usage.input_tokens,
+        output_tokens=run.output_tokens + usage.output_tokens,
+    )
+
+
+def succeed(run: Run, *, now: datetime, answer: str, output: Any = None) -> Run:
+    """running → succeeded with the final answer (and structured output, if asked for)."""
+    return _move(run, RunStatus.SUCCEEDED, finished_at=now, answer=answer, output=output, expires_at=None)
+
+
+def end(run: Run, status: RunStatus, *, now: datetime, reason: str, answer: str | None = None) -> Run:
+    """Move the run to a terminal status other than succeeded, recording why."""
+    if status is RunStatus.SUCCEEDED or not status.is_terminal:
+        raise IllegalTransition(run.status.value, status.value)
+    return _move(run, status, finished_at=now, failure_reason=reason, answer=answer, expires_at=None)
+
+
+def request_cancel(run: Run, *, now: datetime) -> Run:
+    """Ask a run to stop: a pending run is cancelled at once, a running one at its next step.
+
+    Cancelling a cancelled run changes nothing; cancelling a run that ended otherwise raises.
+    """
+    if run.status is RunStatus.PENDING:
+        return end(run, RunStatus.CANCELLED, now=now, reason="cancelled before it started")
+    if run.status is RunStatus.RUNNING:
+        return msgspec.structs.replace(run, cancel_requested=True)
+    if run.status is RunStatus.CANCELLED:
+        return run
+    raise IllegalTransition(run.status.value, RunStatus.CANCELLED.value)
+
+
+def expire(run: Run, *, now: datetime, reason: str = "worker_lost") -> Run:
+    """pending|running → expired: its executor stopped renewing the lease."""
+    return end(run, RunStatus.EXPIRED, now=now, reason=reason)
