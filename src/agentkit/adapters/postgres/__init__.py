@@ -1,0 +1,19 @@
+"""PostgreSQL adapters: runs and steps through SQLAlchemy Core on asyncpg, and the Alembic migrator."""
+
+from agentkit.adapters.postgres.engine import create_engine
+from agentkit.adapters.postgres.migrator import AlembicSchemaMigrator, find_migrations
+from agentkit.adapters.postgres.runs import SqlaRunRepository
+from agentkit.adapters.postgres.trace import SqlaTraceSink
+from agentkit.adapters.postgres.url import asyncpg_dsn, database_url, parse_database_url, with_database
+
+__all__ = [
+    "AlembicSchemaMigrator",
+    "SqlaRunRepository",
+    "SqlaTraceSink",
+    "asyncpg_dsn",
+    "create_engine",
+    "database_url",
+    "find_migrations",
+    "parse_database_url",
+    "with_database",
+]

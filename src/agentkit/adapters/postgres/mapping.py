@@ -1,0 +1,149 @@
+"""Rows of `runs` and `steps` to domain Structs and back: the only place that knows both shapes."""
+
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import msgspec
+
+from agentkit.domain.ids import RunId, ToolCallId
+from agentkit.domain.messages import FinishReason, ToolCall, Usage
+from agentkit.domain.run import Run, RunStatus
+from agentkit.domain.steps import LLMStep, Step, ToolStep
+from agentkit.domain.tools import ToolResult
+
+
+class _LLMResult(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What an LLM step stores in `steps.result` (its tokens and error have columns of their own)."""
+
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: FinishReason | None = None
+    attempts: int = 1
+
+
+def is_uuid(value: str) -> bool:
+    """Whether a run id can be a `runs.id` at all; other ids are simply not found, never a database error."""
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
+
+
+def run_to_row(run: Run) -> dict[str, Any]:
+    """The column values of a run."""
+    return {
+        "id": run.id,
+        "owner": run.owner,
+        "session_id": run.session_id,
+        "goal": run.goal,
+        "status": run.status.value,
+        "final_answer": run.answer,
+        "output": run.output,
+        "output_schema": run.output_schema,
+        "failure_reason": run.failure_reason,
+        "max_steps": run.max_steps,
+        "total_input_tokens": run.input_tokens,
+        "total_output_tokens": run.output_tokens,
+        "created_at": run.created_at,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "expires_at": run.expires_at,
+        "heartbeat_at": run.heartbeat_at,
+        "cancel_requested": run.cancel_requested,
+        "idempotency_key": run.idempotency_key,
+        "request_fingerprint": run.request_fingerprint,
+        "attempt": run.attempt,
+    }
+
+
+def row_to_run(row: Mapping[str, Any]) -> Run:
+    """The run a `runs` row holds."""
+    return Run(
+        id=RunId(str(row["id"])),
+        owner=row["owner"],
+        session_id=row["session_id"],
+        goal=row["goal"],
+        status=RunStatus(row["status"]),
+        answer=row["final_answer"],
+        output=row["output"],
+        output_schema=row["output_schema"],
+        failure_reason=row["failure_reason"],
+        max_steps=row["max_steps"],
+        input_tokens=row["total_input_tokens"],
+        output_tokens=row["total_output_tokens"],
+        created_at=row["created_at"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        expires_at=row["expires_at"],
+        heartbeat_at=row["heartbeat_at"],
+        cancel_requested=row["cancel_requested"],
+        idempotency_key=row["idempotency_key"],
+        request_fingerprint=row["request_fingerprint"],
+        attempt=row["attempt"],
+    )
+
+
+def step_to_row(step: Step) -> dict[str, Any]:
+    """The column values of a step (the `id` is left to the database)."""
+    common = {"run_id": step.run_id, "step_no": step.step_no, "created_at": step.created_at}
+    if isinstance(step, LLMStep):
+        return {
+            **common,
+            "kind": "llm",
+            "tool_name": None,
+            "call_id": None,
+            "args": None,
+            "result": _LLMResult(
+                text=step.text,
+                tool_calls=step.tool_calls,
+                finish_reason=step.finish_reason,
+                attempts=step.attempts,
+            ),
+            "error": step.error,
+            "latency_ms": step.latency_ms,
+            "input_tokens": step.usage.input_tokens,
+            "output_tokens": step.usage.output_tokens,
+        }
+    return {
+        **common,
+        "kind": "tool",
+        "tool_name": step.tool_name,
+        "call_id": step.call_id,
+        "args": step.arguments,
+        "result": step.result,
+        "error": step.result.error,
+        "latency_ms": step.latency_ms,
+        "input_tokens": 0,
+        "output_tokens": 0,
+    }
+
+
+def row_to_step(row: Mapping[str, Any]) -> Step:
+    """The step a `steps` row holds."""
+    run_id = RunId(str(row["run_id"]))
+    if row["kind"] == "llm":
+        result = msgspec.convert(row["result"] or {}, _LLMResult)
+        return LLMStep(
+            run_id=run_id,
+            step_no=row["step_no"],
+            created_at=row["created_at"],
+            latency_ms=row["latency_ms"],
+            usage=Usage(input_tokens=row["input_tokens"], output_tokens=row["output_tokens"]),
+            text=result.text,
+            tool_calls=result.tool_calls,
+            finish_reason=result.finish_reason,
+            attempts=result.attempts,
+            error=row["error"],
+        )
+    return ToolStep(
+        run_id=run_id,
+        step_no=row["step_no"],
+        created_at=row["created_at"],
+        latency_ms=row["latency_ms"],
+        call_id=ToolCallId(row["call_id"] or ""),
+        tool_name=row["tool_name"] or "",
+        arguments=row["args"] or {},
+        result=msgspec.convert(row["result"], ToolResult),
+    )

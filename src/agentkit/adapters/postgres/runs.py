@@ -1,0 +1,120 @@
+"""The Postgres RunRepository."""
+
+from datetime import datetime
+from typing import Any, Final
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from agentkit.adapters.postgres.mapping import is_uuid, row_to_run, run_to_row
+from agentkit.adapters.postgres.tables import runs
+from agentkit.application.errors import IdempotencyConflict, StaleAttempt
+from agentkit.application.ports.run_repository import RunRepository
+from agentkit.domain.ids import OwnerId, RunId
+from agentkit.domain.run import Run, RunStatus
+
+_UNFINISHED: Final = (RunStatus.PENDING.value, RunStatus.RUNNING.value)
+_IDEMPOTENCY_INDEX: Final = "uq_runs_owner_idempotency_key"
+_PRUNE_BATCH: Final = 1000
+
+
+def _build_upsert() -> Any:
+    # Built once, executed with parameters: SQLAlchemy compiles it a single time.
+    stmt = insert(runs)
+    replaced = {name: stmt.excluded[name] for name in runs.c.keys() if name not in ("id", "cancel_requested")}
+    return stmt.on_conflict_do_update(
+        index_elements=[runs.c.id],
+        # A cancel that arrived while the executor worked must survive the executor's next save.
+        set_={**replaced, "cancel_requested": runs.c.cancel_requested | stmt.excluded.cancel_requested},
+        # Fencing: a write from an older attempt than the stored one changes nothing.
+        where=runs.c.attempt <= stmt.excluded.attempt,
+    ).returning(runs.c.id)
+
+
+_UPSERT: Final = _build_upsert()
+
+
+class SqlaRunRepository(RunRepository):
+    """Runs in the `runs` table. Every method is one short transaction of its own."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+
+    async def add(self, run: Run) -> None:
+        """Insert a new run; a second run of the owner with the same idempotency key is refused."""
+        try:
+            async with self._engine.begin() as conn:
+                await conn.execute(runs.insert(), run_to_row(run))
+        except IntegrityError as exc:
+            if _IDEMPOTENCY_INDEX in str(exc.orig):
+                raise IdempotencyConflict(f"idempotency key {run.idempotency_key!r} is already in use") from None
+            raise
+
+    async def get(self, run_id: RunId) -> Run | None:
+        """The run, or None (also for an id that is not a UUID)."""
+        if not is_uuid(run_id):
+            return None
+        async with self._engine.connect() as conn:
+            row = (await conn.execute(select(runs).where(runs.c.id == run_id))).mappings().first()
+        return None if row is None else row_to_run(row)
+
+    async def get_by_idempotency_key(self, owner: OwnerId, key: str) -> Run | None:
+        """The owner's run created with this key, or None."""
+        query = select(runs).where(runs.c.owner == owner, runs.c.idempotency_key == key)
+        async with self._engine.connect() as conn:
+            row = (await conn.execute(query)).mappings().first()
+        return None if row is None else row_to_run(row)
+
+    async def save(self, run: Run) -> None:
+        """Write this version of the run unless a newer attempt owns it (then raise StaleAttempt)."""
+        try:
+            async with self._engine.begin() as conn:
+                written = (await conn.execute(_UPSERT, run_to_row(run))).first()
+                if written is None:
+                    stored = (await conn.execute(select(runs.c.attempt).where(runs.c.id == run.id))).scalar_one()
+                    raise StaleAttempt(f"run {run.id} is owned by attempt {stored}, not {run.attempt}")
+        except IntegrityError as exc:
+            if _IDEMPOTENCY_INDEX in str(exc.orig):
+                raise IdempotencyConflict(f"idempotency key {run.idempotency_key!r} is already in use") from None
+            raise
+
+    async def request_cancel(self, run_id: RunId) -> None:
+        """Set the cancel flag of a running run; any other run is left as it is."""
+        if not is_uuid(run_id):
+            return
+        query = (
+            update(runs)
+            .where(runs.c.id == run_id, runs.c.status == RunStatus.RUNNING.value)
+            .values(cancel_requested=True)
+        )
+        async with self._engine.begin() as conn:
+            await conn.execute(query)
+
+    async def lapsed(self, now: datetime, *, limit: int = 100) -> list[Run]:
+        """Unfinished runs whose lease expired before `now`, the longest-lapsed first."""
+        query = (
+            select(runs)
+            .where(runs.c.status.in_(_UNFINISHED), runs.c.expires_at < now)
+            .order_by(runs.c.expires_at)
+            .limit(limit)
+        )
+        async with self._engine.connect() as conn:
+            rows = (await conn.execute(query)).mappings().all()
+        return [row_to_run(row) for row in rows]
+
+    async def delete_finished_before(self, cutoff: datetime) -> int:
+        """Delete runs that finished before `cutoff`; their steps go with them (ON DELETE CASCADE).
+
+        Deletes in batches, each its own transaction, so pruning a large table never holds long locks.
+        """
+        batch = select(runs.c.id).where(runs.c.finished_at < cutoff).limit(_PRUNE_BATCH).scalar_subquery()
+        query = delete(runs).where(runs.c.id.in_(batch))
+        total = 0
+        while True:
+            async with self._engine.begin() as conn:
+                deleted = (await conn.execute(query)).rowcount
+            total += deleted
+            if deleted < _PRUNE_BATCH:
+                return total

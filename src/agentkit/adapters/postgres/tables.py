@@ -1,0 +1,94 @@
+"""The runs and steps tables, as SQLAlchemy Core (no ORM classes: rows map to domain Structs in mapping.py).
+
+The spec's data model, plus what DESIGN.md adds to a run: owner, structured output and its schema,
+lease times (expiry, heartbeat), the cancel flag, the idempotency key and the attempt used for fencing.
+The migrations in `migrations/versions/` create exactly these; a test compares the two.
+"""
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    Double,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    Uuid,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+# none_as_null: a Python None is SQL NULL, not the JSON literal null.
+_Json = JSONB(none_as_null=True)
+_Time = DateTime(timezone=True)
+_UNFINISHED = text("status IN ('pending', 'running')")
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", Uuid(as_uuid=False), primary_key=True),
+    Column("owner", Text, nullable=False),
+    Column("session_id", Text),
+    Column("goal", Text, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("final_answer", Text),
+    Column("output", _Json),
+    Column("output_schema", _Json),
+    Column("failure_reason", Text),
+    Column("max_steps", Integer, nullable=False),
+    Column("total_input_tokens", Integer, nullable=False, server_default="0"),
+    Column("total_output_tokens", Integer, nullable=False, server_default="0"),
+    Column("created_at", _Time, nullable=False),
+    Column("started_at", _Time),
+    Column("finished_at", _Time),
+    Column("expires_at", _Time),
+    Column("heartbeat_at", _Time),
+    Column("cancel_requested", Boolean, nullable=False, server_default="false"),
+    Column("idempotency_key", Text),
+    Column("request_fingerprint", Text),
+    Column("attempt", Integer, nullable=False, server_default="0"),
+    Index("ix_runs_session_id", "session_id"),
+    Index("ix_runs_owner_created_at", "owner", "created_at"),
+    Index(
+        "uq_runs_owner_idempotency_key",
+        "owner",
+        "idempotency_key",
+        unique=True,
+        postgresql_where=text("idempotency_key IS NOT NULL"),
+    ),
+    # The sweeper looks for unfinished runs whose lease lapsed; prune for old finished ones.
+    Index("ix_runs_unfinished_expires_at", "expires_at", postgresql_where=_UNFINISHED),
+    Index("ix_runs_finished_at", "finished_at", postgresql_where=text("finished_at IS NOT NULL")),
+)
+
+steps = Table(
+    "steps",
+    metadata,
+    Column("id", Uuid(as_uuid=False), primary_key=True, server_default=text("gen_random_uuid()")),
+    Column("run_id", Uuid(as_uuid=False), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("step_no", Integer, nullable=False),
+    Column("kind", Text, nullable=False),
+    Column("tool_name", Text),
+    Column("call_id", Text),
+    Column("args", _Json),
+    Column("result", _Json),
+    Column("error", Text),
+    # Milliseconds as a float: sub-millisecond tool calls (a calculator) would read back as 0 in an INT.
+    Column("latency_ms", Double, nullable=False),
+    Column("input_tokens", Integer, nullable=False, server_default="0"),
+    Column("output_tokens", Integer, nullable=False, server_default="0"),
+    Column("created_at", _Time, nullable=False),
+    Index("ix_steps_run_id_step_no", "run_id", "step_no"),
+)

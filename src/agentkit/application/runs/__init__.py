@@ -1,0 +1,1 @@
+"""Use-cases about runs: create, execute, cancel, read."""

@@ -1,0 +1,100 @@
+"""CreateRun: validate a goal and store a pending run."""
+
+from typing import Any
+
+import msgspec
+
+from agentkit.application.errors import IdempotencyMismatch
+from agentkit.application.ports.clock import Clock
+from agentkit.application.ports.id_generator import IdGenerator
+from agentkit.application.ports.run_repository import RunRepository
+from agentkit.application.tools.final_result import struct_from_json_schema
+from agentkit.domain.errors import InvalidGoal
+from agentkit.domain.ids import OwnerId, SessionId
+from agentkit.domain.run import Run, validate_goal
+
+
+class CreateRunInput(msgspec.Struct, frozen=True, kw_only=True):
+    """A request for a run.
+
+    Attributes:
+        owner: Who asks (an API key id).
+        goal: What to do.
+        session_id: The conversation to continue, if any.
+        output_schema: A JSON object schema the final output must follow, if any.
+        max_steps: Fewer LLM turns than the default, if wanted (never more).
+        idempotency_key: The client's key for safe retries, if any.
+        request_fingerprint: A hash of the request body that came with the key.
+    """
+
+    owner: OwnerId
+    goal: str
+    session_id: SessionId | None = None
+    output_schema: dict[str, Any] | None = None
+    max_steps: int | None = None
+    idempotency_key: str | None = None
+    request_fingerprint: str | None = None
+
+
+class CreateRunResult(msgspec.Struct, frozen=True, kw_only=True):
+    """The stored run, and whether it was a replay of an earlier request with the same key."""
+
+    run: Run
+    replayed: bool = False
+
+
+class CreateRun:
+    """Store a new pending run, committed before anyone hears about it.
+
+    Rules:
+    - The goal is stripped and must be non-empty and at most `max_goal_chars` long.
+    - `max_steps` may lower the configured limit, never raise it.
+    - An output schema must be an object schema the runtime can validate.
+    - With an idempotency key: the same key and the same request return the first run (a replay);
+      the same key with another request is refused.
+    """
+
+    def __init__(
+        self,
+        *,
+        runs: RunRepository,
+        clock: Clock,
+        ids: IdGenerator,
+        max_steps: int,
+        max_goal_chars: int,
+    ) -> None:
+        self._runs = runs
+        self._clock = clock
+        self._ids = ids
+        self._max_steps = max_steps
+        self._max_goal_chars = max_goal_chars
+
+    async def execute(self, inp: CreateRunInput) -> CreateRunResult:
+        """Validate and store the run."""
+        if inp.idempotency_key is not None:
+            earlier = await self._runs.get_by_idempotency_key(inp.owner, inp.idempotency_key)
+            if earlier is not None:
+                if earlier.request_fingerprint != inp.request_fingerprint:
+                    raise IdempotencyMismatch("this Idempotency-Key was already used with a different request")
+                return CreateRunResult(run=earlier, replayed=True)
+        goal = validate_goal(inp.goal, max_chars=self._max_goal_chars)
+        if inp.max_steps is not None and inp.max_steps < 1:
+            raise InvalidGoal("max_steps must be at least 1")
+        if inp.output_schema is not None:
+            try:
+                struct_from_json_schema(inp.output_schema)
+            except ValueError as exc:
+                raise InvalidGoal(str(exc)) from None
+        run = Run(
+            id=self._ids.new_run_id(),
+            owner=inp.owner,
+            goal=goal,
+            session_id=inp.session_id,
+            output_schema=inp.output_schema,
+            max_steps=min(inp.max_steps or self._max_steps, self._max_steps),
+            created_at=self._clock.now(),
+            idempotency_key=inp.idempotency_key,
+            request_fingerprint=inp.request_fingerprint,
+        )
+        await self._runs.add(run)
+        return CreateRunResult(run=run)

@@ -1,0 +1,168 @@
+"""The tool registry: which tools a run may call, and `execute()`, which never raises."""
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import msgspec
+
+from agentkit.application.errors import ToolRegistrationError
+from agentkit.application.tools.context import ToolContext
+from agentkit.application.tools.errors import ToolError
+from agentkit.application.tools.tool import Tool
+from agentkit.domain.messages import ToolCall
+from agentkit.domain.tools import ToolResult, ToolSchema
+
+ContextFactory = Callable[[ToolContext], ToolContext]
+AnyTool = Tool[..., Any]
+
+
+class ToolRegistry:
+    """Holds tools by name and runs them safely.
+
+    `execute()` turns every failure into a ToolResult the model can read: an unknown tool,
+    arguments that do not validate, a timeout, any exception, and output over the size limit
+    (truncated and marked). Sync tools run in a worker thread so they never block the loop; a
+    sync tool that hangs past its timeout is abandoned, though its thread runs on until it returns.
+
+    Args:
+        tools: Tools to register now.
+        default_timeout_s: The limit for tools that set none (TOOL_TIMEOUT_S).
+        output_max_chars: Longer output is truncated (TOOL_OUTPUT_MAX_CHARS).
+        context_factories: How to build each ToolContext subclass from the base context; a tool
+            asking for a context type that no factory supplies is refused at registration.
+    """
+
+    def __init__(
+        self,
+        tools: Iterable[AnyTool] = (),
+        *,
+        default_timeout_s: float = 30.0,
+        output_max_chars: int = 8000,
+        context_factories: Mapping[type[ToolContext], ContextFactory] | None = None,
+    ) -> None:
+        self._tools: dict[str, AnyTool] = {}
+        self._default_timeout_s = default_timeout_s
+        self._output_max_chars = output_max_chars
+        self._factories: dict[type[ToolContext], ContextFactory] = {ToolContext: _same_context}
+        self._factories.update(context_factories or {})
+        for item in tools:
+            self.register(item)
+
+    def register(self, item: AnyTool) -> None:
+        """Add a tool.
+
+        Raises:
+            ToolRegistrationError: the name is taken, or its context type cannot be supplied.
+        """
+        if not isinstance(item, Tool):
+            raise ToolRegistrationError(f"{item!r} is not a tool; decorate it with @tool")
+        if item.name in self._tools:
+            raise ToolRegistrationError(f"a tool named {item.name!r} is already registered")
+        if item.context_type is not None and self._factory_for(item.context_type) is None:
+            raise ToolRegistrationError(
+                f"tool {item.name!r} asks for {item.context_type.__name__}, which this runtime cannot supply; "
+                "register a context factory for it"
+            )
+        self._tools[item.name] = item
+
+    def with_tools(self, extra: Iterable[AnyTool]) -> "ToolRegistry":
+        """A copy of this registry with more tools (for a run's own `final_result` tool)."""
+        copy = ToolRegistry(
+            self._tools.values(),
+            default_timeout_s=self._default_timeout_s,
+            output_max_chars=self._output_max_chars,
+            context_factories=self._factories,
+        )
+        for item in extra:
+            copy.register(item)
+        return copy
+
+    def get(self, name: str) -> AnyTool | None:
+        """The tool with this name, or None."""
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        """Registered tool names, in registration order."""
+        return list(self._tools)
+
+    def schemas(self) -> list[ToolSchema]:
+        """The schemas shown to the model."""
+        return [item.schema for item in self._tools.values()]
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    async def execute(self, call: ToolCall, context: ToolContext) -> ToolResult:
+        """Run one tool call and describe the outcome; never raises (except on cancellation)."""
+        started = time.perf_counter()
+        item = self._tools.get(call.name)
+        if item is None:
+            known = ", ".join(sorted(self._tools)) or "none"
+            return _failure(f"unknown tool {call.name!r}; the available tools are: {known}", started)
+        if call.arguments_error is not None:
+            return _failure(
+                f"the arguments for {call.name!r} are not a valid JSON object: {call.arguments_error}", started
+            )
+        try:
+            args = msgspec.convert(call.arguments, item.args_type)
+        except msgspec.ValidationError as exc:
+            return _failure(f"invalid arguments for {call.name!r}: {exc}", started)
+        kwargs = {name: getattr(args, name) for name in item.param_names}
+        if item.context_param is not None and item.context_type is not None:
+            factory = self._factory_for(item.context_type)
+            kwargs[item.context_param] = factory(context) if factory is not None else context
+        timeout = item.timeout_s or self._default_timeout_s
+        try:
+            if item.is_async:
+                async with asyncio.timeout(timeout):
+                    value = await item.fn(**kwargs)
+            else:
+                value = await asyncio.wait_for(asyncio.to_thread(item.fn, **kwargs), timeout)
+        except TimeoutError:
+            return _failure(f"tool {call.name!r} timed out after {timeout:g} s", started)
+        except ToolError as exc:
+            return _failure(str(exc), started)
+        except Exception as exc:
+            return _failure(f"tool {call.name!r} failed: {type(exc).__name__}: {exc}", started)
+        return self._success(value, started)
+
+    def _success(self, value: Any, started: float) -> ToolResult:
+        try:
+            output = render(value)
+        except (TypeError, UnicodeDecodeError) as exc:
+            return _failure(f"the tool's result cannot be shown as text: {exc}", started)
+        truncated = len(output) > self._output_max_chars
+        if truncated:
+            output = output[: self._output_max_chars]
+        latency_ms = (time.perf_counter() - started) * 1000
+        return ToolResult(ok=True, output=output, truncated=truncated, latency_ms=latency_ms, value=value)
+
+    def _factory_for(self, wanted: type[ToolContext]) -> ContextFactory | None:
+        factory = self._factories.get(wanted)
+        if factory is not None:
+            return factory
+        for supplied, candidate in self._factories.items():
+            if issubclass(supplied, wanted):
+                return candidate
+        return None
+
+
+def render(value: Any) -> str:
+    """A tool's return value as the text the model reads: strings as they are, the rest as JSON."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    return msgspec.json.encode(value).decode()
+
+
+def _same_context(context: ToolContext) -> ToolContext:
+    return context
+
+
+def _failure(message: str, started: float) -> ToolResult:
+    return ToolResult(ok=False, error=message, latency_ms=(time.perf_counter() - started) * 1000)

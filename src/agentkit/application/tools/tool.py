@@ -1,0 +1,114 @@
+"""`@tool`: a plain typed function becomes a tool the model can call."""
+
+import inspect
+from collections.abc import Callable
+from typing import Generic, ParamSpec, TypeVar, overload
+
+from agentkit.application.errors import ToolRegistrationError
+from agentkit.application.tools.context import ToolContext
+from agentkit.application.tools.docstrings import parse_docstring
+from agentkit.application.tools.schema import Signature, build_signature
+from agentkit.domain.tools import ToolSchema
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class Tool(Generic[P, R]):
+    """A function with everything the registry needs to offer it to a model and call it.
+
+    The function stays callable as it was: `add(1, 2)` still returns 3.
+
+    Attributes:
+        name: The name the model calls it by.
+        description: What it does, from the argument or the docstring.
+        timeout_s: Its own time limit, or None for the registry's default.
+        terminal: When true, a successful call ends the run with its return value as the output.
+        schema: The name, description and JSON schema shown to models.
+    """
+
+    def __init__(
+        self,
+        fn: Callable[P, R],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        timeout_s: float | None = None,
+        terminal: bool = False,
+        signature: Signature | None = None,
+    ) -> None:
+        self.fn = fn
+        self.name = name or fn.__name__
+        if not self.name.replace("_", "").replace("-", "").isalnum() or len(self.name) > 64:
+            raise ToolRegistrationError(
+                f"tool name {self.name!r} must be 1-64 letters, digits, '_' or '-' (providers require it)"
+            )
+        if timeout_s is not None and timeout_s <= 0:
+            raise ToolRegistrationError(f"tool {self.name!r}: timeout must be positive, got {timeout_s}")
+        docs = parse_docstring(fn.__doc__)
+        self.description = description if description is not None else docs.description
+        self.timeout_s = timeout_s
+        self.terminal = terminal
+        self.is_async = inspect.iscoroutinefunction(fn)
+        signature = signature or build_signature(fn, self.name, docs.params)
+        self.args_type = signature.args_type
+        self.param_names = signature.param_names
+        self.context_param: str | None = signature.context_param
+        self.context_type: type[ToolContext] | None = signature.context_type
+        self.schema = ToolSchema(name=self.name, description=self.description, parameters=signature.parameters)
+        self.__doc__ = fn.__doc__
+        self.__name__ = self.name
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
+        """Call the underlying function directly."""
+        return self.fn(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"Tool({self.name!r})"
+
+
+@overload
+def tool(fn: Callable[P, R], /) -> Tool[P, R]: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+    terminal: bool = False,
+) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
+
+
+def tool(
+    fn: Callable[P, R] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    timeout: float | None = None,
+    terminal: bool = False,
+) -> Tool[P, R] | Callable[[Callable[P, R]], Tool[P, R]]:
+    """Make a tool of a typed function, bare (`@tool`) or with options (`@tool(name=..., timeout=...)`).
+
+    The schema comes from the type hints and the docstring (Google, NumPy or reST); a parameter
+    annotated with `ToolContext` (or a subclass) is hidden from the model and injected at run time.
+
+    Args:
+        fn: The function, when used bare.
+        name: The name the model sees (default: the function's name).
+        description: The description the model sees (default: the docstring's text).
+        timeout: Seconds the tool may run (default: TOOL_TIMEOUT_S).
+        terminal: End the run with this tool's return value when it succeeds.
+
+    Raises:
+        ToolRegistrationError: the function cannot be a tool (see the message).
+    """
+    if fn is not None:
+        return Tool(fn)
+
+    def decorate(func: Callable[P, R]) -> Tool[P, R]:
+        return Tool(func, name=name, description=description, timeout_s=timeout, terminal=terminal)
+
+    return decorate

@@ -1,0 +1,138 @@
+"""Core providers: settings, clock, ids, the LLM, the tool registry and the use-cases."""
+
+from collections.abc import Sequence
+from typing import Any, NewType
+
+from dishka import AsyncContainer, Provider, Scope, from_context, make_async_container, provide
+
+from agentkit.adapters.system import SystemClock, UuidIdGenerator
+from agentkit.application.agent import AgentConfig, AgentLoop
+from agentkit.application.ports.clock import Clock
+from agentkit.application.ports.id_generator import IdGenerator
+from agentkit.application.ports.llm_client import LLMClient
+from agentkit.application.ports.run_repository import RunRepository
+from agentkit.application.ports.session_store import SessionStore
+from agentkit.application.ports.trace_sink import TraceReader, TraceSink
+from agentkit.application.runs.cancel_run import CancelRun
+from agentkit.application.runs.create_run import CreateRun
+from agentkit.application.runs.queries import GetRun, GetTrace
+from agentkit.application.runs.run_agent import RunAgent
+from agentkit.application.settings import Settings
+from agentkit.application.tools.discovery import load_entry_point_tools, load_tool_modules
+from agentkit.application.tools.registry import ToolRegistry
+from agentkit.application.tools.tool import Tool
+from agentkit.container.llm import build_llm
+from agentkit.container.state import StateProvider
+from agentkit.container.tools import builtin_tools
+
+StepObservers = NewType("StepObservers", tuple[TraceSink, ...])
+
+
+class CoreProvider(Provider):
+    """Settings from the container's context; everything else built from them."""
+
+    settings = from_context(provides=Settings, scope=Scope.APP)
+
+    @provide(scope=Scope.APP)
+    def clock(self) -> Clock:
+        """The system clock."""
+        return SystemClock()
+
+    @provide(scope=Scope.APP)
+    def ids(self) -> IdGenerator:
+        """Random run ids."""
+        return UuidIdGenerator()
+
+    @provide(scope=Scope.APP)
+    def llm(self, settings: Settings) -> LLMClient:
+        """The provider named by LLM_PROVIDER."""
+        return build_llm(settings)
+
+    @provide(scope=Scope.APP)
+    def agent_config(self, settings: Settings) -> AgentConfig:
+        """Loop limits from the settings."""
+        return AgentConfig(
+            max_steps=settings.max_steps,
+            repeat_limit=settings.max_repeated_calls,
+            token_budget=settings.run_token_budget,
+            run_timeout_s=settings.run_timeout_s,
+            lease_s=settings.run_lease_s,
+        )
+
+    @provide(scope=Scope.APP)
+    def registry(self, settings: Settings) -> ToolRegistry:
+        """Built-in tools, then AGENTKIT_TOOL_MODULES, then the `agentkit.tools` entry points."""
+        tools: list[Tool[..., Any]] = [
+            *builtin_tools(settings),
+            *load_tool_modules(settings.agentkit_tool_modules),
+            *load_entry_point_tools(),
+        ]
+        return ToolRegistry(
+            tools,
+            default_timeout_s=settings.tool_timeout_s,
+            output_max_chars=settings.tool_output_max_chars,
+        )
+
+    @provide(scope=Scope.REQUEST)
+    def create_run(self, runs: RunRepository, clock: Clock, ids: IdGenerator, settings: Settings) -> CreateRun:
+        """The CreateRun use-case."""
+        return CreateRun(
+            runs=runs, clock=clock, ids=ids, max_steps=settings.max_steps, max_goal_chars=settings.max_goal_chars
+        )
+
+    @provide(scope=Scope.REQUEST)
+    def agent_loop(
+        self,
+        llm: LLMClient,
+        registry: ToolRegistry,
+        runs: RunRepository,
+        trace: TraceSink,
+        sessions: SessionStore,
+        clock: Clock,
+        config: AgentConfig,
+        observers: StepObservers,
+    ) -> AgentLoop:
+        """The agent loop with its observers (the CLI's live output)."""
+        return AgentLoop(
+            llm=llm,
+            tools=registry,
+            runs=runs,
+            trace=trace,
+            sessions=sessions,
+            clock=clock,
+            config=config,
+            observers=observers,
+        )
+
+    run_agent = provide(RunAgent, scope=Scope.REQUEST)
+    cancel_run = provide(CancelRun, scope=Scope.REQUEST)
+    get_run = provide(GetRun, scope=Scope.REQUEST)
+
+    @provide(scope=Scope.REQUEST)
+    def get_trace(self, runs: RunRepository, trace: TraceReader) -> GetTrace:
+        """The GetTrace use-case."""
+        return GetTrace(runs=runs, trace=trace)
+
+
+class ObserversProvider(Provider):
+    """Extra trace sinks that see every step as it happens (none by default)."""
+
+    def __init__(self, observers: Sequence[TraceSink] = ()) -> None:
+        super().__init__()
+        self._observers = StepObservers(tuple(observers))
+
+    @provide(scope=Scope.APP)
+    def observers(self) -> StepObservers:
+        """The observers given."""
+        return self._observers
+
+
+def make_container(settings: Settings, *overrides: Provider) -> AsyncContainer:
+    """Build the container for these settings; providers in `overrides` replace the defaults."""
+    return make_async_container(
+        CoreProvider(),
+        StateProvider(),
+        ObserversProvider(),
+        *overrides,
+        context={Settings: settings},
+    )
