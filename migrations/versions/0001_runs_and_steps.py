@@ -60,9 +60,7 @@ def upgrade() -> None:
         ["expires_at"],
         postgresql_where=sa.text("status IN ('pending', 'running')"),
     )
-    op.create_index(
-        "ix_runs_finished_at", "runs", ["finished_at"], postgresql_where=sa.text("finished_at IS NOT NULL")
-    )
+    op.create_index("ix_runs_finished_at", "runs", ["finished_at"], postgresql_where=sa.text("finished_at IS NOT NULL"))
 
     op.create_table(
         "steps",

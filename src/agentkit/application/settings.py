@@ -20,6 +20,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, rename="upper", forbid
     """AgentKit's configuration. Field `max_steps` is read from `MAX_STEPS`, and so on."""
 
     # --- state: Postgres and Redis (empty URLs mean the embedded default) ---
+    # auto: Postgres/Redis where a URL (or POSTGRES_HOST) is set, memory where not; embedded: a private
+    # server from the `embedded` extra where no URL is set; external: both URLs required; memory: no servers.
+    state_backend: Literal["auto", "memory", "external", "embedded"] = "auto"
     database_url: str | None = None
     database_readonly_url: str | None = None
     postgres_host: str | None = None
@@ -35,6 +38,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, rename="upper", forbid
     agentkit_data_dir: str = ".agentkit"
     session_ttl_s: PositiveInt = 3600
     session_max_messages: PositiveInt = 50
+    database_pool_size: PositiveInt = 10
+    database_max_overflow: NonNegativeInt = 10
+    trace_write_timeout_s: PositiveFloat = 2.0
+    redis_key_prefix: str = "agentkit:"
     # --- LLM providers ---
     llm_provider: str = "scripted"
     llm_model: str = ""

@@ -65,7 +65,7 @@ class RetryPolicy(msgspec.Struct, frozen=True, kw_only=True):
             retry_no: 1 for the first retry, 2 for the second, ...
             rand: A number in [0, 1) from the random source.
         """
-        return rand * min(self.cap_s, self.base_s * 2 ** (retry_no - 1))
+        return rand * min(self.cap_s, self.base_s * 2.0 ** (retry_no - 1))
 
     def delay_s(self, retry_no: int, error: LLMUnavailable, rand: float) -> float | None:
         """The wait before retry `retry_no`, or None when it is not worth retrying.

@@ -1,6 +1,7 @@
 """An in-memory SessionStore with the same window and TTL rules as the Redis one."""
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.session_store import SessionStore
@@ -17,6 +18,7 @@ class InMemorySessionStore(SessionStore):
         self._ttl_s = ttl_s
         self._max_messages = max_messages
         self._sessions: dict[tuple[OwnerId, SessionId], tuple[float, list[Message]]] = {}
+        self._saved_at: dict[tuple[OwnerId, SessionId], datetime] = {}
 
     async def load(self, owner: OwnerId, session_id: SessionId) -> list[Message]:
         """The session's messages, or none when it is new or expired."""
@@ -26,6 +28,7 @@ class InMemorySessionStore(SessionStore):
         expires, messages = entry
         if self._clock.monotonic() >= expires:
             del self._sessions[(owner, session_id)]
+            del self._saved_at[(owner, session_id)]
             return []
         return list(messages)
 
@@ -33,7 +36,20 @@ class InMemorySessionStore(SessionStore):
         """Keep the newest window and renew the TTL."""
         kept = window(messages, self._max_messages)
         self._sessions[(owner, session_id)] = (self._clock.monotonic() + self._ttl_s, kept)
+        self._saved_at[(owner, session_id)] = self._clock.now()
 
     async def delete(self, owner: OwnerId, session_id: SessionId) -> None:
         """Forget the session."""
         self._sessions.pop((owner, session_id), None)
+        self._saved_at.pop((owner, session_id), None)
+
+    async def delete_saved_before(self, cutoff: datetime) -> int:
+        """Forget sessions last saved before the cutoff; count those that had not expired yet."""
+        now = self._clock.monotonic()
+        doomed = [key for key, saved_at in self._saved_at.items() if saved_at < cutoff]
+        alive = 0
+        for key in doomed:
+            expires, _ = self._sessions.pop(key)
+            del self._saved_at[key]
+            alive += expires > now
+        return alive

@@ -58,7 +58,7 @@ def run_to_row(run: Run) -> dict[str, Any]:
     }
 
 
-def row_to_run(row: Mapping[str, Any]) -> Run:
+def row_to_run(row: Mapping[Any, Any]) -> Run:
     """The run a `runs` row holds."""
     return Run(
         id=RunId(str(row["id"])),
@@ -120,7 +120,7 @@ def step_to_row(step: Step) -> dict[str, Any]:
     }
 
 
-def row_to_step(row: Mapping[str, Any]) -> Step:
+def row_to_step(row: Mapping[Any, Any]) -> Step:
     """The step a `steps` row holds."""
     run_id = RunId(str(row["run_id"]))
     if row["kind"] == "llm":

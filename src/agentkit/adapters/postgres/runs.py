@@ -23,7 +23,8 @@ _PRUNE_BATCH: Final = 1000
 def _build_upsert() -> Any:
     # Built once, executed with parameters: SQLAlchemy compiles it a single time.
     stmt = insert(runs)
-    replaced = {name: stmt.excluded[name] for name in runs.c.keys() if name not in ("id", "cancel_requested")}
+    kept = ("id", "cancel_requested")
+    replaced = {col.name: stmt.excluded[col.name] for col in runs.c if col.name not in kept}
     return stmt.on_conflict_do_update(
         index_elements=[runs.c.id],
         # A cancel that arrived while the executor worked must survive the executor's next save.

@@ -2,6 +2,7 @@
 
 from abc import abstractmethod
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Protocol
 
 from agentkit.domain.ids import OwnerId, SessionId
@@ -22,3 +23,7 @@ class SessionStore(Protocol):
     @abstractmethod
     async def delete(self, owner: OwnerId, session_id: SessionId) -> None:
         """Forget a session."""
+
+    @abstractmethod
+    async def delete_saved_before(self, cutoff: datetime) -> int:
+        """Forget sessions last saved before `cutoff` (`agentkit prune`); return how many still existed."""

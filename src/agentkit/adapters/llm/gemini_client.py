@@ -1,0 +1,173 @@
+"""The Gemini adapter: generateContent with function declarations, through the official google-genai SDK.
+
+The SDK's retries are off (`HttpRetryOptions(attempts=1)`, which also stops its implicit retries
+of dropped connections): `RetryingLLMClient` is the one retry policy. The adapter always sends
+through an httpx client of its own (or the one it is given), so transport failures arrive as
+httpx exceptions whatever HTTP backend the SDK would pick.
+"""
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+from google import genai
+from google.genai import errors, types
+
+from agentkit.adapters.llm.errors import ProviderUnavailable, retry_after_s, shorten
+from agentkit.adapters.llm.gemini_translate import from_gemini_response, to_gemini_contents, to_gemini_tools
+from agentkit.application.errors import ConfigurationError, LLMError, LLMRequestError
+from agentkit.application.ports.llm_client import LLMClient
+from agentkit.application.settings import Settings
+from agentkit.domain.messages import LLMResponse, Message
+from agentkit.domain.tools import ToolSchema
+
+DEFAULT_GEMINI_MODEL = "gemini-2.5-flash"
+_TRANSIENT_STATUSES = frozenset({408, 429})
+_RETRY_DELAY = re.compile(r"^(\d+(?:\.\d+)?)s$")
+
+
+class GeminiLLMClient(LLMClient):
+    """Gemini behind the LLMClient port; one request per call, no retries of its own.
+
+    Args:
+        client: The SDK client (built with `HttpRetryOptions(attempts=1)`).
+        model: The model name sent with every request.
+        temperature: Sampling temperature, or None for the model's default.
+        max_tokens: The output token limit, or None for the model's default.
+        http_client: The httpx client the SDK sends through, when this adapter owns it and
+            must close it (the SDK leaves a client it was given open).
+    """
+
+    def __init__(
+        self,
+        client: genai.Client,
+        *,
+        model: str,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        http_client: httpx.AsyncClient | None = None,
+    ) -> None:
+        self._client = client
+        self._model = model
+        self._temperature = temperature
+        self._max_tokens = max_tokens
+        self._owned_http_client = http_client
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, http_client: httpx.AsyncClient | None = None) -> "GeminiLLMClient":
+        """The client the LLM_* settings describe.
+
+        Args:
+            settings: Reads LLM_MODEL, LLM_BASE_URL, GEMINI_API_KEY, LLM_TEMPERATURE,
+                LLM_MAX_TOKENS and LLM_REQUEST_TIMEOUT_S.
+            http_client: An httpx client to send requests through (tests pass one with a
+                `MockTransport`); by default the adapter makes one and closes it in `aclose`.
+
+        Raises:
+            ConfigurationError: GEMINI_API_KEY is missing.
+        """
+        if not settings.gemini_api_key:
+            raise ConfigurationError("GEMINI_API_KEY is not set; LLM_PROVIDER=gemini needs it")
+        owned = None
+        if http_client is None:
+            http_client = owned = httpx.AsyncClient()
+        options = types.HttpOptions(
+            base_url=settings.llm_base_url,
+            timeout=round(settings.llm_request_timeout_s * 1000),  # the SDK counts milliseconds
+            retry_options=types.HttpRetryOptions(attempts=1),
+            httpx_async_client=http_client,
+        )
+        # vertexai=False: an ambient GOOGLE_GENAI_USE_VERTEXAI must not switch the backend.
+        sdk = genai.Client(api_key=settings.gemini_api_key, vertexai=False, http_options=options)
+        return cls(
+            sdk,
+            model=settings.llm_model or DEFAULT_GEMINI_MODEL,
+            temperature=settings.llm_temperature,
+            max_tokens=settings.llm_max_tokens,
+            http_client=owned,
+        )
+
+    async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
+        """Send one generateContent request and translate the answer.
+
+        Raises:
+            ProviderUnavailable: rate limit, timeout, dropped connection or server error.
+            LLMRequestError: the request, the key or the model was rejected.
+        """
+        system, contents = to_gemini_contents(messages)
+        config = types.GenerateContentConfig(
+            system_instruction=system,
+            tools=list(to_gemini_tools(tools)) or None,
+            temperature=self._temperature,
+            max_output_tokens=self._max_tokens,
+            # The SDK would call Python callables itself; we declare schemas and run tools ourselves.
+            automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+        )
+        try:
+            response = await self._client.aio.models.generate_content(
+                model=self._model, contents=list(contents), config=config
+            )
+        except errors.APIError as exc:
+            raise _translate_api_error(exc) from exc
+        except httpx.TimeoutException as exc:
+            raise ProviderUnavailable("Gemini did not answer in time") from exc
+        except httpx.TransportError as exc:
+            raise ProviderUnavailable(f"could not reach Gemini: {type(exc).__name__}: {exc}") from exc
+        except ValueError as exc:  # pydantic's ValidationError among them
+            raise LLMRequestError(f"Gemini sent a response the SDK could not read: {shorten(str(exc))}") from exc
+        return from_gemini_response(response)
+
+    async def aclose(self) -> None:
+        """Close the SDK client, and the httpx client when this adapter made it."""
+        await self._client.aio.aclose()
+        if self._owned_http_client is not None:
+            await self._owned_http_client.aclose()
+
+
+def _translate_api_error(exc: errors.APIError) -> LLMError:
+    status = exc.code
+    http = f"HTTP {status} {exc.status}" if exc.status else f"HTTP {status}"
+    detail = shorten(str(exc.message or exc))
+    if status in _TRANSIENT_STATUSES or status >= 500:
+        return ProviderUnavailable(
+            f"Gemini answered {http}: {detail}",
+            retry_after_s=_retry_after(exc),
+            status=status,
+        )
+    if status == 401 or "API_KEY_INVALID" in _reasons(exc.details):
+        # Gemini answers a bad key with 400 INVALID_ARGUMENT and reason API_KEY_INVALID.
+        return LLMRequestError(f"Gemini rejected the API key ({http}); check GEMINI_API_KEY")
+    if status == 403:
+        return LLMRequestError(f"Gemini refused access ({http}): {detail}; check GEMINI_API_KEY and LLM_MODEL")
+    if status == 404:
+        return LLMRequestError(f"Gemini answered HTTP 404: {detail}; check LLM_MODEL and LLM_BASE_URL")
+    return LLMRequestError(f"Gemini rejected the request ({http}): {detail}")
+
+
+def _retry_after(exc: errors.APIError) -> float | None:
+    headers: Mapping[str, str] | None = getattr(exc.response, "headers", None)
+    from_header = retry_after_s(headers) if headers is not None else None
+    if from_header is not None:
+        return from_header
+    # Gemini says when to come back in the body: a google.rpc.RetryInfo detail, "retryDelay": "37s".
+    for detail in _details(exc.details):
+        match = _RETRY_DELAY.match(str(detail.get("retryDelay", "")))
+        if match:
+            return float(match.group(1))
+    return None
+
+
+def _details(body: Any) -> list[dict[str, Any]]:
+    error = body.get("error", body) if isinstance(body, dict) else {}
+    details = error.get("details") if isinstance(error, dict) else None
+    return [item for item in details if isinstance(item, dict)] if isinstance(details, list) else []
+
+
+def _reasons(body: Any) -> set[str]:
+    return {str(detail.get("reason")) for detail in _details(body) if detail.get("reason")}
+
+
+def build_gemini_client(settings: Settings) -> LLMClient:
+    """The `gemini` provider's factory (entry point `agentkit.llm_providers`: gemini)."""
+    return GeminiLLMClient.from_settings(settings)

@@ -1,0 +1,89 @@
+"""A loop wired to in-memory adapters and a scripted LLM, for the loop's tests."""
+
+from collections.abc import Sequence
+from typing import Any
+
+from agentkit.adapters.llm.scripted import ScriptedLLMClient
+from agentkit.adapters.memory import (
+    FixedClock,
+    InMemoryRunRepository,
+    InMemorySessionStore,
+    InMemoryTraceSink,
+    SequentialIdGenerator,
+)
+from agentkit.application.agent import AgentConfig, AgentLoop
+from agentkit.application.ports.trace_sink import TraceSink
+from agentkit.application.runs.cancel_run import CancelRun
+from agentkit.application.runs.create_run import CreateRun, CreateRunInput
+from agentkit.application.runs.run_agent import RunAgent
+from agentkit.application.tools import Tool, ToolRegistry
+from agentkit.domain.ids import OwnerId, SessionId, ToolCallId
+from agentkit.domain.messages import LLMResponse, ToolCall, Usage
+from agentkit.domain.run import Run
+from agentkit.domain.steps import Step
+
+OWNER = OwnerId("owner-1")
+
+
+def call(name: str, call_id: str = "c1", **arguments: Any) -> ToolCall:
+    """A tool call as a provider would send it."""
+    return ToolCall(id=ToolCallId(call_id), name=name, arguments=arguments)
+
+
+def calls(*tool_calls: ToolCall, tokens: int = 10) -> LLMResponse:
+    """A model turn that calls tools."""
+    return LLMResponse(tool_calls=tool_calls, usage=Usage(input_tokens=tokens, output_tokens=tokens // 2))
+
+
+def answer(text: str, tokens: int = 10) -> LLMResponse:
+    """A model turn that answers."""
+    return LLMResponse(text=text, usage=Usage(input_tokens=tokens, output_tokens=tokens // 2))
+
+
+class Harness:
+    """Everything a loop test needs, in memory."""
+
+    def __init__(
+        self,
+        script: Sequence[LLMResponse],
+        tools: Sequence[Tool[..., Any]] = (),
+        *,
+        config: AgentConfig | None = None,
+        trace: TraceSink | None = None,
+        tool_timeout_s: float = 5.0,
+    ) -> None:
+        self.clock = FixedClock()
+        self.runs = InMemoryRunRepository()
+        self.store = InMemoryTraceSink()
+        self.sessions = InMemorySessionStore(self.clock, max_messages=50)
+        self.llm = ScriptedLLMClient(script)
+        self.registry = ToolRegistry(tools, default_timeout_s=tool_timeout_s, output_max_chars=200)
+        self.config = config or AgentConfig(max_steps=10)
+        self.loop = AgentLoop(
+            llm=self.llm,
+            tools=self.registry,
+            runs=self.runs,
+            trace=trace or self.store,
+            sessions=self.sessions,
+            clock=self.clock,
+            config=self.config,
+            observers=[self.store] if trace is not None else [],
+        )
+        self.create = CreateRun(
+            runs=self.runs,
+            clock=self.clock,
+            ids=SequentialIdGenerator(),
+            max_steps=self.config.max_steps,
+            max_goal_chars=1000,
+        )
+        self.cancel = CancelRun(runs=self.runs, clock=self.clock)
+
+    async def run(self, goal: str = "do it", *, session: str | None = None, **extra: Any) -> Run:
+        """Create and execute a run."""
+        agent = RunAgent(create=self.create, loop=self.loop)
+        inp = CreateRunInput(owner=OWNER, goal=goal, session_id=SessionId(session) if session else None, **extra)
+        return await agent.execute(inp)
+
+    async def steps(self, run: Run) -> list[Step]:
+        """The run's recorded steps."""
+        return await self.store.steps(run.id)

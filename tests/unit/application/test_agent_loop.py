@@ -1,0 +1,320 @@
+"""The agent loop, driven end to end with a scripted LLM and in-memory adapters."""
+
+import asyncio
+import time
+
+import msgspec
+import pytest
+
+from agentkit.adapters.memory import FailingTraceSink
+from agentkit.application.agent import AgentConfig
+from agentkit.application.runs.create_run import CreateRunInput
+from agentkit.application.tools import ToolContext, ToolError, tool
+from agentkit.domain.errors import InvalidGoal
+from agentkit.domain.ids import RunId
+from agentkit.domain.messages import LLMResponse
+from agentkit.domain.run import RunStatus
+from agentkit.domain.steps import LLMStep, ToolStep
+from tests.unit.application.harness import OWNER, Harness, answer, call, calls
+
+
+@tool
+def add(a: float, b: float) -> float:
+    """Add two numbers.
+
+    Args:
+        a: The first number.
+        b: The second number.
+    """
+    return a + b
+
+
+@tool
+async def lookup(city: str) -> str:
+    """Look up the weather of a city."""
+    if city != "Paris":
+        raise ToolError(f"no weather station in {city!r}; try 'Paris'")
+    return "sunny, 21 C"
+
+
+async def test_a_tool_call_then_an_answer_succeeds_and_records_every_step() -> None:
+    h = Harness([calls(call("add", a=2, b=3), tokens=100), answer("2 + 3 = 5", tokens=40)], [add])
+
+    run = await h.run("what is 2+3?")
+
+    assert run.status is RunStatus.SUCCEEDED
+    assert run.answer == "2 + 3 = 5"
+    assert (run.input_tokens, run.output_tokens) == (140, 70)
+    assert await h.runs.get(run.id) == run
+    steps = await h.steps(run)
+    assert [type(s).__name__ for s in steps] == ["LLMStep", "ToolStep", "LLMStep"]
+    assert [s.step_no for s in steps] == [1, 2, 3]
+    tool_step = steps[1]
+    assert isinstance(tool_step, ToolStep)
+    assert tool_step.tool_name == "add"
+    assert tool_step.arguments == {"a": 2, "b": 3}
+    assert tool_step.result.ok
+    assert tool_step.result.output == "5.0"
+    assert sum(s.usage.total_tokens for s in steps if isinstance(s, LLMStep)) == 210
+
+
+async def test_tool_output_reaches_the_model_only_as_a_tool_message() -> None:
+    h = Harness([calls(call("add", call_id="call-7", a=1, b=1)), answer("2")], [add])
+
+    await h.run("add one and one")
+
+    second_request, tools = h.llm.requests[1]
+    assert [m.role for m in second_request] == ["system", "user", "assistant", "tool"]
+    system, _, assistant, result = second_request
+    assert "untrusted" in system.content
+    assert "2.0" not in system.content
+    assert assistant.tool_calls[0].id == "call-7"
+    assert (result.tool_call_id, result.name, result.content) == ("call-7", "add", "2.0")
+    assert [t.name for t in tools] == ["add"]
+
+
+async def test_a_failing_tool_is_reported_to_the_model_which_recovers() -> None:
+    script = [calls(call("lookup", city="Lyon")), calls(call("lookup", call_id="c2", city="Paris")), answer("Sunny")]
+    h = Harness(script, [lookup])
+
+    run = await h.run("weather?")
+
+    assert run.status is RunStatus.SUCCEEDED
+    first_result = h.llm.requests[1][0][-1]
+    assert first_result.content == "ERROR: no weather station in 'Lyon'; try 'Paris'"
+    tool_steps = [s for s in await h.steps(run) if isinstance(s, ToolStep)]
+    assert [s.result.ok for s in tool_steps] == [False, True]
+
+
+async def test_invalid_arguments_and_unknown_tools_become_errors_the_model_can_read() -> None:
+    script = [calls(call("add", a="two", b=3)), calls(call("subtract", call_id="c2", a=1)), answer("gave up")]
+    h = Harness(script, [add])
+
+    run = await h.run("add")
+
+    assert run.status is RunStatus.SUCCEEDED
+    errors = [m.content for m in h.llm.requests[2][0] if m.role == "tool"]
+    assert errors[0].startswith("ERROR: invalid arguments for 'add'")
+    assert "$.a" in errors[0]
+    assert errors[1] == "ERROR: unknown tool 'subtract'; the available tools are: add"
+
+
+async def test_a_model_that_keeps_calling_tools_stops_at_max_steps() -> None:
+    script = [calls(call("add", call_id=f"c{i}", a=i, b=1)) for i in range(5)]
+    h = Harness(script, [add], config=AgentConfig(max_steps=3))
+
+    run = await h.run("loop forever")
+
+    assert run.status is RunStatus.MAX_STEPS_EXCEEDED
+    assert run.failure_reason == "the model still wanted to call tools after 3 steps"
+    tool_steps = [s for s in await h.steps(run) if isinstance(s, ToolStep)]
+    assert len(tool_steps) == 2  # the third turn's calls are not run
+    assert h.llm.remaining == 2
+
+
+async def test_a_run_may_ask_for_fewer_steps_but_not_more() -> None:
+    script = [calls(call("add", call_id=f"c{i}", a=i, b=1)) for i in range(5)]
+    h = Harness(script, [add], config=AgentConfig(max_steps=3))
+
+    fewer = await h.run("x", max_steps=1)
+    assert fewer.max_steps == 1
+    assert fewer.status is RunStatus.MAX_STEPS_EXCEEDED
+    more = await h.create.execute(CreateRunInput(owner=OWNER, goal="x", max_steps=50))
+    assert more.run.max_steps == 3
+
+
+async def test_the_same_call_three_times_in_a_row_stops_the_run() -> None:
+    script = [calls(call("add", call_id=f"c{i}", a=1, b=1)) for i in range(5)]
+    h = Harness(script, [add])
+
+    run = await h.run("repeat")
+
+    assert run.status is RunStatus.FAILED
+    assert run.failure_reason == "repeated call: 'add' with the same arguments 3 times in a row"
+    assert len([s for s in await h.steps(run) if isinstance(s, ToolStep)]) == 2
+
+
+async def test_two_calls_alternating_stop_the_run() -> None:
+    script = [
+        calls(call("add", call_id="c1", a=1, b=1)),
+        calls(call("lookup", call_id="c2", city="Paris")),
+        calls(call("add", call_id="c3", a=1, b=1)),
+        calls(call("lookup", call_id="c4", city="Paris")),
+        answer("never"),
+    ]
+    h = Harness(script, [add, lookup])
+
+    run = await h.run("ping-pong")
+
+    assert run.status is RunStatus.FAILED
+    assert run.failure_reason is not None
+    assert "alternating" in run.failure_reason
+
+
+async def test_a_token_budget_stops_a_run_that_spends_too_much() -> None:
+    h = Harness(
+        [calls(call("add", a=1, b=2), tokens=600), answer("3", tokens=600)],
+        [add],
+        config=AgentConfig(token_budget=1000),
+    )
+
+    run = await h.run("cheap please")
+
+    assert run.status is RunStatus.FAILED
+    assert run.failure_reason == "token budget exceeded: 1800 tokens spent, the budget is 1000"
+
+
+async def test_a_refusal_ends_the_run_as_refused() -> None:
+    h = Harness([LLMResponse(refusal="I can't help with that.")])
+
+    run = await h.run("something bad")
+
+    assert run.status is RunStatus.REFUSED
+    assert run.failure_reason == "the model refused: I can't help with that."
+
+
+async def test_a_script_that_runs_out_fails_the_run_with_a_clear_reason() -> None:
+    h = Harness([calls(call("add", a=1, b=2))], [add])
+
+    run = await h.run("x")
+
+    assert run.status is RunStatus.FAILED
+    assert run.failure_reason == "the LLM call failed: the LLM script ran out after 1 responses"
+    last = (await h.steps(run))[-1]
+    assert isinstance(last, LLMStep)
+    assert last.error == "the LLM script ran out after 1 responses"
+
+
+async def test_the_run_timeout_ends_a_slow_run_as_timed_out() -> None:
+    @tool
+    async def slow() -> str:
+        """Take a long time."""
+        await asyncio.sleep(10)
+        return "done"
+
+    h = Harness([calls(call("slow")), answer("x")], [slow], config=AgentConfig(run_timeout_s=0.05))
+
+    run = await h.run("wait")
+
+    assert run.status is RunStatus.TIMED_OUT
+    assert run.failure_reason == "the run took longer than 0.05 s"
+    assert (await h.runs.get(run.id)) == run
+
+
+async def test_a_hanging_tool_times_out_and_the_model_is_told() -> None:
+    @tool(timeout=0.05)
+    def hang() -> str:
+        """Never return in time."""
+        time.sleep(0.3)
+        return "late"
+
+    h = Harness([calls(call("hang")), answer("the tool hung")], [hang])
+
+    run = await h.run("hang")
+
+    assert run.status is RunStatus.SUCCEEDED
+    assert h.llm.requests[1][0][-1].content == "ERROR: tool 'hang' timed out after 0.05 s"
+
+
+async def test_cancel_is_honoured_at_the_next_step_boundary() -> None:
+    h_ref: list[Harness] = []
+
+    @tool
+    async def cancel_me(ctx: ToolContext) -> str:
+        """Ask for the run to be cancelled while it runs."""
+        await h_ref[0].cancel.execute(ctx.run_id, ctx.owner)
+        return "asked"
+
+    script = [calls(call("cancel_me"), call("add", call_id="c2", a=1, b=1)), answer("never")]
+    h = Harness(script, [cancel_me, add])
+    h_ref.append(h)
+
+    run = await h.run("cancel yourself")
+
+    assert run.status is RunStatus.CANCELLED
+    assert run.failure_reason == "cancelled on request"
+    assert [s.tool_name for s in await h.steps(run) if isinstance(s, ToolStep)] == ["cancel_me"]
+    assert h.llm.remaining == 1  # no LLM call after the cancel
+    again = await h.cancel.execute(run.id, OWNER)
+    assert again.status is RunStatus.CANCELLED  # cancelled never flips back
+
+
+async def test_a_failing_trace_sink_is_logged_and_the_run_goes_on() -> None:
+    sink = FailingTraceSink()
+    h = Harness([calls(call("add", a=2, b=2)), answer("4")], [add], trace=sink)
+
+    run = await h.run("2+2")
+
+    assert run.status is RunStatus.SUCCEEDED
+    assert sink.attempts == 3
+    assert len(await h.steps(run)) == 3  # the other observer still saw every step
+
+
+async def test_a_session_continues_across_runs() -> None:
+    h = Harness([calls(call("add", a=2, b=3)), answer("5"), answer("You asked about 2 + 3.")], [add])
+
+    first = await h.run("what is 2+3?", session="s1")
+    second = await h.run("what did I ask?", session="s1")
+
+    assert (first.status, second.status) == (RunStatus.SUCCEEDED, RunStatus.SUCCEEDED)
+    sent = h.llm.requests[2][0]
+    assert [m.role for m in sent] == ["system", "user", "assistant", "tool", "assistant", "user"]
+    assert sent[1].content == "what is 2+3?"
+    assert sent[-1].content == "what did I ask?"
+    assert sum(m.role == "system" for m in sent) == 1
+
+
+async def test_typed_output_ends_the_run_through_final_result() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"total": {"type": "number"}, "currency": {"enum": ["EUR", "USD"]}},
+        "required": ["total", "currency"],
+    }
+    script = [
+        calls(call("final_result", total="lots")),
+        calls(call("final_result", call_id="c2", total=12.5, currency="EUR")),
+    ]
+    h = Harness(script, [add])
+
+    run = await h.run("how much?", output_schema=schema)
+
+    assert run.status is RunStatus.SUCCEEDED
+    assert run.output == {"total": 12.5, "currency": "EUR"}
+    assert msgspec.json.decode(run.answer or "") == {"total": 12.5, "currency": "EUR"}
+    first_tools = h.llm.requests[0][1]
+    assert [t.name for t in first_tools] == ["add", "final_result"]
+    assert first_tools[1].parameters["required"] == ["total", "currency"]
+    assert "final_result" in h.llm.requests[0][0][0].content
+    assert h.llm.requests[1][0][-1].content.startswith("ERROR: invalid arguments for 'final_result'")
+
+
+async def test_a_cancelled_task_still_persists_a_final_status() -> None:
+    started = asyncio.Event()
+
+    @tool
+    async def block() -> str:
+        """Block until cancelled."""
+        started.set()
+        await asyncio.sleep(10)
+        return "never"
+
+    h = Harness([calls(call("block")), answer("x")], [block])
+    task = asyncio.create_task(h.run("block"))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    stored = await h.runs.get(RunId("run-1"))
+    assert stored is not None
+    assert stored.status is RunStatus.FAILED
+    assert stored.failure_reason == "interrupted: the process running it stopped"
+
+
+async def test_an_empty_goal_is_refused_before_anything_runs() -> None:
+    h = Harness([answer("x")])
+    with pytest.raises(InvalidGoal, match="the goal is empty"):
+        await h.run("   ")
+    with pytest.raises(InvalidGoal, match="the limit is 1000"):
+        await h.run("x" * 1001)
+    assert h.llm.requests == []

@@ -1,0 +1,147 @@
+"""The `agentkit` command, run in-process as a user would run it."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agentkit.entrypoints.cli.commands import DEMO_SCRIPT
+from agentkit.entrypoints.cli.main import main
+
+TOOLS_MODULE = '''
+from agentkit import tool
+
+@tool
+def add(a: float, b: float) -> float:
+    """Add two numbers.
+
+    Args:
+        a: The first number.
+        b: The second number.
+    """
+    return a + b
+'''
+
+
+@pytest.fixture(autouse=True)
+def local_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A clean environment with a user tool module on the path; no servers."""
+    for name in ("DATABASE_URL", "REDIS_URL", "POSTGRES_HOST", "LLM_PROVIDER", "LLM_SCRIPT", "MAX_STEPS"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "cli_user_tools.py").write_text(TOOLS_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("AGENTKIT_TOOL_MODULES", "cli_user_tools")
+    monkeypatch.setenv("LOG_LEVEL", "WARNING")
+
+
+def script(tmp_path: Path, turns: list[dict[str, object]]) -> str:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(turns))
+    return str(path)
+
+
+ADD_SCRIPT: list[dict[str, object]] = [
+    {"tool_calls": [{"name": "add", "arguments": {"a": 2, "b": 3}}], "input_tokens": 50, "output_tokens": 7},
+    {"text": "2 + 3 = 5", "input_tokens": 70, "output_tokens": 5},
+]
+
+
+def test_run_shows_each_step_and_the_answer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", "what is 2+3?", "--script", script(tmp_path, ADD_SCRIPT)])
+
+    out = capsys.readouterr().out
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("[1] llm")
+    assert '-> add({"a":2,"b":3})' in lines[0]
+    assert lines[1].startswith("[2] tool")
+    assert 'add({"a":2,"b":3})' in lines[1]
+    assert lines[2].strip() == "= 5.0"
+    assert lines[3].startswith("[3] llm")
+    assert "-> answer: 2 + 3 = 5" in lines[3]
+    assert "status: succeeded   tokens: in=120 out=12" in out
+    assert out.rstrip().endswith("2 + 3 = 5")
+
+
+def test_run_json_prints_the_run_and_its_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", "what is 2+3?", "--json", "--script", script(tmp_path, ADD_SCRIPT)])
+
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)
+    assert code == 0
+    assert document["run"]["status"] == "succeeded"
+    assert document["run"]["answer"] == "2 + 3 = 5"
+    assert [step["type"] for step in document["trace"]] == ["llm", "tool", "llm"]
+    assert document["trace"][1]["result"]["output"] == "5.0"
+    assert "[1] llm" in captured.err  # live output goes to stderr so stdout stays JSON
+
+
+def test_a_run_that_does_not_succeed_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", "x", "--script", script(tmp_path, ADD_SCRIPT[:1])])
+
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "status: failed" in out
+    assert "reason: the LLM call failed: the LLM script ran out after 1 responses" in out
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"MAX_STEPS": "many"}, "agentkit: configuration error: MAX_STEPS: Expected `int`, got `str`\n"),
+        (
+            {"AGENTKIT_TOOL_MODULES": "no_such_module_x", "LLM_SCRIPT": str(DEMO_SCRIPT)},
+            "AGENTKIT_TOOL_MODULES: cannot import 'no_such_module_x'",
+        ),
+        ({"LLM_PROVIDER": "scripted"}, "LLM_SCRIPT"),
+    ],
+)
+def test_bad_configuration_is_one_clear_line_and_exit_2(
+    env: dict[str, str], message: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+
+    code = main(["run", "anything"])
+
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err
+
+
+def test_an_empty_goal_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", "  ", "--script", script(tmp_path, ADD_SCRIPT)])
+
+    assert code == 2
+    assert capsys.readouterr().err == "agentkit: the goal is empty\n"
+
+
+def test_a_missing_or_broken_script_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = tmp_path / "broken.json"
+    broken.write_text('[{"txt": "typo"}]')
+
+    assert main(["run", "x", "--script", str(tmp_path / "absent.json")]) == 2
+    assert "LLM_SCRIPT: cannot read" in capsys.readouterr().err
+    assert main(["run", "x", "--script", str(broken)]) == 2
+    assert "unknown field `txt`" in capsys.readouterr().err
+
+
+def test_typed_output_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    turns: list[dict[str, object]] = [{"tool_calls": [{"name": "final_result", "arguments": {"sum": 5}}]}]
+    schema = '{"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]}'
+
+    code = main(["run", "add", "--json", "--output-schema", schema, "--script", script(tmp_path, turns)])
+
+    assert code == 0
+    assert json.loads(capsys.readouterr().out)["run"]["output"] == {"sum": 5.0}
+
+
+def test_tools_lists_the_registered_tools_and_schemas(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["tools"]) == 0
+    assert "add(a, b)\n    Add two numbers." in capsys.readouterr().out
+
+    assert main(["tools", "--json"]) == 0
+    schemas = {s["name"]: s for s in json.loads(capsys.readouterr().out)}
+    assert schemas["add"]["parameters"]["properties"]["a"] == {"description": "The first number.", "type": "number"}
