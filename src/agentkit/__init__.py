@@ -1,11 +1,11 @@
 """AgentKit: typed Python functions as tools for a traced, provider-agnostic agent loop.
 
-    from agentkit import tool, ToolContext
+from agentkit import tool, ToolContext
 
-    @tool
-    def add(a: float, b: float) -> float:
-        \"\"\"Add two numbers.\"\"\"
-        return a + b
+@tool
+def add(a: float, b: float) -> float:
+    \"\"\"Add two numbers.\"\"\"
+    return a + b
 """
 
 from agentkit.application.tools import Tool, ToolContext, ToolError, ToolRegistry, tool

@@ -35,8 +35,8 @@ class GeminiLLMClient(LLMClient):
         model: The model name sent with every request.
         temperature: Sampling temperature, or None for the model's default.
         max_tokens: The output token limit, or None for the model's default.
-        http_client: The httpx client the SDK sends through, when this adapter owns it and
-            must close it (the SDK leaves a client it was given open).
+        http_client: The httpx client the SDK sends through; `aclose` closes it (the SDK leaves
+            a client it was given open).
     """
 
     def __init__(
@@ -52,7 +52,7 @@ class GeminiLLMClient(LLMClient):
         self._model = model
         self._temperature = temperature
         self._max_tokens = max_tokens
-        self._owned_http_client = http_client
+        self._http_client = http_client
 
     @classmethod
     def from_settings(cls, settings: Settings, *, http_client: httpx.AsyncClient | None = None) -> "GeminiLLMClient":
@@ -62,16 +62,14 @@ class GeminiLLMClient(LLMClient):
             settings: Reads LLM_MODEL, LLM_BASE_URL, GEMINI_API_KEY, LLM_TEMPERATURE,
                 LLM_MAX_TOKENS and LLM_REQUEST_TIMEOUT_S.
             http_client: An httpx client to send requests through (tests pass one with a
-                `MockTransport`); by default the adapter makes one and closes it in `aclose`.
+                `MockTransport`); by default the adapter makes one. `aclose` closes it either way.
 
         Raises:
             ConfigurationError: GEMINI_API_KEY is missing.
         """
         if not settings.gemini_api_key:
             raise ConfigurationError("GEMINI_API_KEY is not set; LLM_PROVIDER=gemini needs it")
-        owned = None
-        if http_client is None:
-            http_client = owned = httpx.AsyncClient()
+        http_client = http_client or httpx.AsyncClient()
         options = types.HttpOptions(
             base_url=settings.llm_base_url,
             timeout=round(settings.llm_request_timeout_s * 1000),  # the SDK counts milliseconds
@@ -85,8 +83,13 @@ class GeminiLLMClient(LLMClient):
             model=settings.llm_model or DEFAULT_GEMINI_MODEL,
             temperature=settings.llm_temperature,
             max_tokens=settings.llm_max_tokens,
-            http_client=owned,
+            http_client=http_client,
         )
+
+    @property
+    def model(self) -> str:
+        """The model every request names."""
+        return self._model
 
     async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
         """Send one generateContent request and translate the answer.
@@ -119,10 +122,10 @@ class GeminiLLMClient(LLMClient):
         return from_gemini_response(response)
 
     async def aclose(self) -> None:
-        """Close the SDK client, and the httpx client when this adapter made it."""
+        """Close the SDK client and the httpx client it sends through."""
         await self._client.aio.aclose()
-        if self._owned_http_client is not None:
-            await self._owned_http_client.aclose()
+        if self._http_client is not None:
+            await self._http_client.aclose()
 
 
 def _translate_api_error(exc: errors.APIError) -> LLMError:

@@ -94,6 +94,11 @@ class OpenAILLMClient(LLMClient):
             max_tokens_field="max_tokens" if base_url else "max_completion_tokens",
         )
 
+    @property
+    def model(self) -> str:
+        """The model every request names."""
+        return self._model
+
     async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
         """Send one Chat Completions request and translate the answer.
 

@@ -130,7 +130,7 @@ def parse_arguments(raw: str) -> tuple[dict[str, Any], str | None]:
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
-        return {}, f"the arguments are not valid JSON ({exc.msg} at position {exc.pos}): {shorten(raw)}"
+        return {}, f"{exc.msg} at position {exc.pos} in {shorten(raw)!r}"
     if not isinstance(value, dict):
-        return {}, f"the arguments must be a JSON object, got {type(value).__name__}: {shorten(raw)}"
+        return {}, f"got a JSON {type(value).__name__} instead: {shorten(raw)!r}"
     return value, None

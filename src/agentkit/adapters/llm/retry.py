@@ -100,16 +100,16 @@ class RetryingLLMClient(LLMClient):
         *,
         provider: str,
         model: str = "",
-        sleep: Sleeper = asyncio.sleep,
-        rand: RandomSource = random.random,
+        sleep: Sleeper | None = None,
+        rand: RandomSource | None = None,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.inner = inner
         self.policy = policy
         self._provider = provider
         self._model = model
-        self._sleep = sleep
-        self._rand = rand
+        self._sleep = sleep or asyncio.sleep
+        self._rand = rand or random.random
         self._monotonic = monotonic
 
     async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:

@@ -1,8 +1,9 @@
 """The agent loop: ask the model, run the tools it asks for, feed the results back, repeat."""
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 import structlog
 
@@ -60,15 +61,29 @@ class AgentLoop:
         self._clock = clock
         self._config = config
 
-    async def run(self, run: Run) -> Run:
-        """Execute a pending run and return it in its terminal status (also persisted)."""
-        with structlog.contextvars.bound_contextvars(run_id=run.id):
-            execution = _Execution(self, run)
-            return await execution.go()
+    def run(self, run: Run) -> Coroutine[Any, Any, Run]:
+        """Execute a pending run and return it in its terminal status (also persisted).
+
+        A plain function returning the coroutine: one frame less for every run in flight.
+        """
+        return _Execution(self, run).go()
 
 
 class _Execution:
-    """The state of one run while it executes."""
+    """The state of one run while it executes (slotted: a thousand runs in flight hold a thousand)."""
+
+    __slots__ = (
+        "context",
+        "history",
+        "limits",
+        "loop",
+        "messages",
+        "run",
+        "schemas",
+        "step_no",
+        "system_prompt",
+        "tools",
+    )
 
     def __init__(self, loop: AgentLoop, run: Run) -> None:
         self.loop = loop
@@ -79,7 +94,7 @@ class _Execution:
         if run.output_schema is not None:
             self.tools = self.tools.with_tools([final_result_tool(run.output_schema)])
             self.system_prompt = f"{self.system_prompt}\n{STRUCTURED_OUTPUT_PROMPT}"
-        self.schemas: list[ToolSchema] = self.tools.schemas()
+        self.schemas: Sequence[ToolSchema] = self.tools.schemas()
         self.context = ToolContext(run_id=run.id, owner=run.owner, session_id=run.session_id)
         self.limits = LoopLimits(
             max_steps=run.max_steps,
@@ -91,10 +106,12 @@ class _Execution:
 
     async def go(self) -> Run:
         clock, config = self.loop._clock, self.loop._config
-        self.run = runs.start(self.run, now=clock.now(), lease_until=self._lease_until())
-        await self.loop._runs.save(self.run)
-        logger.info("run_started", goal_chars=len(self.run.goal), max_steps=self.run.max_steps, tools=len(self.schemas))
+        # every log line of the run, adapters' included, carries its run_id
+        log_context = structlog.contextvars.bind_contextvars(run_id=self.run.id)
         try:
+            self.run = runs.start(self.run, now=clock.now(), lease_until=self._lease_until())
+            await self.loop._runs.save(self.run)
+            logger.info("run_started", goal_chars=len(self.run.goal), max_steps=self.run.max_steps)
             async with asyncio.timeout(config.run_timeout_s):
                 final = await self._loop()
         except TimeoutError:
@@ -104,14 +121,19 @@ class _Execution:
         except asyncio.CancelledError:
             final = self._end(RunStatus.FAILED, "interrupted: the process running it stopped")
             await asyncio.shield(self._persist_final(final))
+            structlog.contextvars.reset_contextvars(**log_context)
             raise
         except StaleAttempt:
             logger.warning("run_lost_lease")
+            structlog.contextvars.reset_contextvars(**log_context)
             raise
         except Exception as exc:
             logger.exception("run_crashed")
             final = self._end(RunStatus.FAILED, f"internal error: {type(exc).__name__}")
-        await self._persist_final(final)
+        try:
+            await self._persist_final(final)
+        finally:
+            structlog.contextvars.reset_contextvars(**log_context)
         return final
 
     async def _loop(self) -> Run:

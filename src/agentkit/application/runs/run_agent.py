@@ -22,4 +22,6 @@ class RunAgent:
         created = await self._create.execute(inp)
         if created.replayed or created.run.is_terminal:
             return created.run
-        return await self._loop.run(created.run)
+        execution = self._loop.run(created.run)
+        del created  # the pending version need not live as long as the run
+        return await execution

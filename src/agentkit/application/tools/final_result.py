@@ -48,7 +48,7 @@ def final_result_tool(output: type[msgspec.Struct] | dict[str, Any]) -> Tool[...
     return Tool(final_result, name=FINAL_RESULT, description=_DESCRIPTION, terminal=True, signature=signature)
 
 
-def struct_from_json_schema(schema: dict[str, Any], name: str = "Output") -> type[msgspec.Struct]:
+def struct_from_json_schema(schema: dict[str, Any], name: str = "Output", path: str = "$") -> type[msgspec.Struct]:
     """A Struct type that validates what `schema` (an object schema) describes.
 
     Supported: objects with `properties` and `required`, arrays with `items`, string, integer,
@@ -58,11 +58,16 @@ def struct_from_json_schema(schema: dict[str, Any], name: str = "Output") -> typ
         ValueError: naming the first part of the schema that is not supported.
     """
     if schema.get("type") != "object" or not isinstance(schema.get("properties"), dict):
-        raise ValueError("output_schema must be an object schema with 'properties'")
+        where = "" if path == "$" else f" {path}"
+        raise ValueError(f"output_schema{where} must be an object schema with 'properties'")
     required = set(schema.get("required", []))
     fields: list[tuple[str, Any, Any]] = []
     for prop, sub in schema["properties"].items():
-        annotation = _type_of(sub, f"{name}_{prop}", f"$.properties.{prop}")
+        prop_path = f"{path}.properties.{prop}"
+        if not prop.isidentifier():
+            # msgspec fields are Python identifiers; without this check defstruct raises TypeError.
+            raise ValueError(f"output_schema {prop_path}: property names must be letters, digits and '_'")
+        annotation = _type_of(sub, f"{name}_{prop}", prop_path)
         if prop in required:
             fields.append((prop, annotation, msgspec.NODEFAULT))
         else:
@@ -91,7 +96,7 @@ def _type_of(schema: Any, name: str, path: str) -> Any:
     elif kind == "array":
         result = list[_type_of(schema.get("items", {"type": "string"}), name, f"{path}.items")]  # type: ignore[misc]
     elif kind == "object":
-        result = struct_from_json_schema(schema, name)
+        result = struct_from_json_schema(schema, name, path)
     else:
         raise ValueError(f"output_schema {path}: unsupported type {kind!r}")
     result = _describe(result, schema)

@@ -43,6 +43,7 @@ class ToolRegistry:
         context_factories: Mapping[type[ToolContext], ContextFactory] | None = None,
     ) -> None:
         self._tools: dict[str, AnyTool] = {}
+        self._schemas: tuple[ToolSchema, ...] = ()
         self._default_timeout_s = default_timeout_s
         self._output_max_chars = output_max_chars
         self._factories: dict[type[ToolContext], ContextFactory] = {ToolContext: _same_context}
@@ -66,6 +67,7 @@ class ToolRegistry:
                 "register a context factory for it"
             )
         self._tools[item.name] = item
+        self._schemas = (*self._schemas, item.schema)
 
     def with_tools(self, extra: Iterable[AnyTool]) -> "ToolRegistry":
         """A copy of this registry with more tools (for a run's own `final_result` tool)."""
@@ -87,9 +89,9 @@ class ToolRegistry:
         """Registered tool names, in registration order."""
         return list(self._tools)
 
-    def schemas(self) -> list[ToolSchema]:
-        """The schemas shown to the model."""
-        return [item.schema for item in self._tools.values()]
+    def schemas(self) -> tuple[ToolSchema, ...]:
+        """The schemas shown to the model (built once, shared by every run)."""
+        return self._schemas
 
     def __len__(self) -> int:
         return len(self._tools)
@@ -131,7 +133,7 @@ class ToolRegistry:
     def _success(self, value: Any, started: float) -> ToolResult:
         try:
             output = render(value)
-        except (TypeError, UnicodeDecodeError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:  # ValueError covers UnicodeDecodeError
             return _failure(f"the tool's result cannot be shown as text: {exc}", started)
         truncated = len(output) > self._output_max_chars
         if truncated:

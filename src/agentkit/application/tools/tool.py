@@ -39,7 +39,7 @@ class Tool(Generic[P, R]):
     ) -> None:
         self.fn = fn
         self.name = name or fn.__name__
-        if not self.name.replace("_", "").replace("-", "").isalnum() or len(self.name) > 64:
+        if not self.name.isascii() or not self.name.replace("_", "").replace("-", "").isalnum() or len(self.name) > 64:
             raise ToolRegistrationError(
                 f"tool name {self.name!r} must be 1-64 letters, digits, '_' or '-' (providers require it)"
             )

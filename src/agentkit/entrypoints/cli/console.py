@@ -21,7 +21,8 @@ class ConsoleStepPrinter(TraceSink):
         """Print one line (two for a tool result) describing the step."""
         if isinstance(step, LLMStep):
             usage = step.usage
-            head = f"[{step.step_no}] llm   {step.latency_ms:7.1f} ms  tokens in={usage.input_tokens} out={usage.output_tokens}"
+            tokens = f"tokens in={usage.input_tokens} out={usage.output_tokens}"
+            head = f"[{step.step_no}] llm   {step.latency_ms:7.1f} ms  {tokens}"
             if step.attempts > 1:
                 head += f"  attempts={step.attempts}"
             if step.error:

@@ -1,0 +1,45 @@
+"""Build the configured LLM client: the provider named by LLM_PROVIDER, under the one retry policy."""
+
+from agentkit.adapters.llm.registry import ProviderRegistry
+from agentkit.adapters.llm.retry import RandomSource, RetryingLLMClient, RetryPolicy, Sleeper, close_llm_client
+from agentkit.application.errors import ConfigurationError
+from agentkit.application.ports.llm_client import LLMClient
+from agentkit.application.settings import Settings
+
+__all__ = ["build_llm_client", "close_llm_client"]
+
+
+def build_llm_client(
+    settings: Settings,
+    *,
+    registry: ProviderRegistry | None = None,
+    sleep: Sleeper | None = None,
+    rand: RandomSource | None = None,
+) -> LLMClient:
+    """The LLM client for these settings, wrapped in `RetryingLLMClient`.
+
+    Call it once at start-up; close the client with `close_llm_client` at shutdown.
+
+    Args:
+        settings: LLM_PROVIDER picks the provider; the provider reads the rest of LLM_*.
+        registry: Where to look providers up (default: the installed entry points).
+        sleep: The retry policy's sleeper (tests pass one that does not wait).
+        rand: The retry policy's random source in [0, 1) (tests pass a fixed one).
+
+    Raises:
+        ConfigurationError: an unknown provider, a missing key or another bad setting; the
+            message names the variable.
+    """
+    registry = registry or ProviderRegistry.from_entry_points()
+    provider = settings.llm_provider.strip().lower()
+    client = registry.factory(provider)(settings)
+    if not callable(getattr(client, "chat", None)):  # a plug-in's factory returned something else
+        raise ConfigurationError(f"LLM_PROVIDER: provider {provider!r} did not build an LLMClient")
+    return RetryingLLMClient(
+        client,
+        RetryPolicy.from_settings(settings),
+        provider=provider,
+        model=str(getattr(client, "model", settings.llm_model)),
+        sleep=sleep,
+        rand=rand,
+    )

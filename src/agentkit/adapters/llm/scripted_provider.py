@@ -1,0 +1,17 @@
+"""The `scripted` provider's factory: replays the JSON script named by LLM_SCRIPT (tests and demos)."""
+
+from agentkit.adapters.llm.scripted import ScriptedLLMClient
+from agentkit.application.errors import ConfigurationError
+from agentkit.application.ports.llm_client import LLMClient
+from agentkit.application.settings import Settings
+
+
+def build_scripted_client(settings: Settings) -> LLMClient:
+    """A ScriptedLLMClient replaying `LLM_SCRIPT` (entry point `agentkit.llm_providers`: scripted).
+
+    Raises:
+        ConfigurationError: LLM_SCRIPT is unset, or the file is missing or not a valid script.
+    """
+    if not settings.llm_script:
+        raise ConfigurationError("LLM_SCRIPT is not set; LLM_PROVIDER=scripted replays the JSON script file it names")
+    return ScriptedLLMClient.from_file(settings.llm_script)

@@ -1,0 +1,145 @@
+"""RunRepository contract: the in-memory and the Postgres repository behave alike."""
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import msgspec
+import pytest
+
+from agentkit.application.errors import IdempotencyConflict, StaleAttempt
+from agentkit.domain import run as runs
+from agentkit.domain.ids import OwnerId, RunId, SessionId
+from agentkit.domain.messages import Usage
+from agentkit.domain.run import Run, RunStatus
+from tests.contract.conftest import StateKit
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+OWNER = OwnerId("key-1")
+
+
+def new_run(**changes: object) -> Run:
+    """A pending run with a fresh UUID id."""
+    run = Run(id=RunId(str(uuid.uuid4())), owner=OWNER, goal="add 2 and 3", created_at=T0)
+    return msgspec.structs.replace(run, **changes)
+
+
+def finished(at: datetime, **changes: object) -> Run:
+    """A run that succeeded at `at`."""
+    started = runs.start(new_run(**changes), now=at - timedelta(seconds=5), lease_until=at + timedelta(seconds=30))
+    return runs.succeed(started, now=at, answer="5")
+
+
+async def test_a_run_reads_back_exactly_as_it_was_written(kit: StateKit) -> None:
+    run = new_run(
+        session_id=SessionId("chat:1"),
+        output_schema={"type": "object", "properties": {"sum": {"type": "integer"}}},
+        max_steps=7,
+        idempotency_key="idem-1",
+        request_fingerprint="sha256:abc",
+    )
+    run = runs.add_usage(runs.start(run, now=T0, lease_until=T0 + timedelta(seconds=30)), Usage(input_tokens=12))
+    run = runs.succeed(run, now=T0 + timedelta(seconds=2), answer="5", output={"sum": 5, "parts": [2, 3]})
+
+    await kit.runs.add(run)
+
+    assert await kit.runs.get(run.id) == run
+
+
+async def test_an_unknown_id_is_none_also_when_it_is_not_a_uuid(kit: StateKit) -> None:
+    assert await kit.runs.get(RunId(str(uuid.uuid4()))) is None
+    assert await kit.runs.get(RunId("not-a-uuid")) is None
+    await kit.runs.request_cancel(RunId("not-a-uuid"))
+
+
+async def test_an_idempotency_key_belongs_to_one_run_per_owner(kit: StateKit) -> None:
+    first = new_run(idempotency_key="k", request_fingerprint="f1")
+    await kit.runs.add(first)
+
+    with pytest.raises(IdempotencyConflict):
+        await kit.runs.add(new_run(idempotency_key="k"))
+    other_owner = new_run(owner=OwnerId("key-2"), idempotency_key="k")
+    await kit.runs.add(other_owner)
+
+    assert await kit.runs.get_by_idempotency_key(OWNER, "k") == first
+    assert await kit.runs.get_by_idempotency_key(OwnerId("key-2"), "k") == other_owner
+    assert await kit.runs.get_by_idempotency_key(OWNER, "other") is None
+
+
+async def test_save_replaces_the_run(kit: StateKit) -> None:
+    run = new_run()
+    await kit.runs.add(run)
+    started = runs.start(run, now=T0, lease_until=T0 + timedelta(seconds=30))
+
+    await kit.runs.save(started)
+
+    assert await kit.runs.get(run.id) == started
+
+
+async def test_a_write_from_a_stale_attempt_is_refused_and_changes_nothing(kit: StateKit) -> None:
+    run = new_run()
+    await kit.runs.add(run)
+    first = runs.start(run, now=T0, lease_until=T0 + timedelta(seconds=30))
+    second = msgspec.structs.replace(first, attempt=2, heartbeat_at=T0 + timedelta(seconds=40))
+    await kit.runs.save(second)
+
+    with pytest.raises(StaleAttempt):
+        await kit.runs.save(runs.succeed(first, now=T0 + timedelta(seconds=50), answer="late"))
+
+    assert await kit.runs.get(run.id) == second
+
+
+async def test_a_cancel_request_survives_the_executors_next_save(kit: StateKit) -> None:
+    run = runs.start(new_run(), now=T0, lease_until=T0 + timedelta(seconds=30))
+    await kit.runs.add(run)
+
+    await kit.runs.request_cancel(run.id)
+    await kit.runs.save(runs.heartbeat(run, now=T0 + timedelta(seconds=5), lease_until=T0 + timedelta(seconds=35)))
+
+    stored = await kit.runs.get(run.id)
+    assert stored is not None
+    assert stored.cancel_requested
+    assert stored.heartbeat_at == T0 + timedelta(seconds=5)
+
+
+async def test_only_a_running_run_takes_a_cancel_flag(kit: StateKit) -> None:
+    pending = new_run()
+    done = finished(T0)
+    await kit.runs.add(pending)
+    await kit.runs.add(done)
+
+    await kit.runs.request_cancel(pending.id)
+    await kit.runs.request_cancel(done.id)
+
+    assert await kit.runs.get(pending.id) == pending
+    assert await kit.runs.get(done.id) == done
+
+
+async def test_lapsed_finds_unfinished_runs_whose_lease_expired(kit: StateKit) -> None:
+    lapsed = [runs.start(new_run(), now=T0, lease_until=T0 + timedelta(seconds=s)) for s in (10, 20)]
+    live = runs.start(new_run(), now=T0, lease_until=T0 + timedelta(seconds=120))
+    no_lease = new_run()
+    done = finished(T0 + timedelta(seconds=1))
+    for run in (*lapsed, live, no_lease, done):
+        await kit.runs.add(run)
+
+    found = await kit.runs.lapsed(T0 + timedelta(seconds=60))
+
+    assert sorted(r.id for r in found) == sorted(r.id for r in lapsed)
+    assert len(await kit.runs.lapsed(T0 + timedelta(seconds=60), limit=1)) == 1
+
+
+async def test_delete_finished_before_deletes_only_runs_that_ended_before_the_cutoff(kit: StateKit) -> None:
+    old = [finished(T0, idempotency_key=f"old-{i}") for i in range(3)]
+    recent = finished(T0 + timedelta(days=2))
+    unfinished = runs.start(new_run(created_at=T0 - timedelta(days=9)), now=T0, lease_until=T0)
+    for run in (*old, recent, unfinished):
+        await kit.runs.add(run)
+
+    deleted = await kit.runs.delete_finished_before(T0 + timedelta(days=1))
+
+    assert deleted == 3
+    assert [await kit.runs.get(r.id) for r in old] == [None, None, None]
+    assert await kit.runs.get(recent.id) == recent
+    assert await kit.runs.get(unfinished.id) == unfinished
+    # The key of a deleted run is free again.
+    await kit.runs.add(new_run(idempotency_key="old-0"))

@@ -1,0 +1,94 @@
+"""TraceSink / TraceReader contract: what is recorded reads back, in step order, per run."""
+
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from agentkit.domain.ids import OwnerId, RunId, ToolCallId
+from agentkit.domain.messages import FinishReason, ToolCall, Usage
+from agentkit.domain.run import Run
+from agentkit.domain.steps import LLMStep, Step, ToolStep
+from agentkit.domain.tools import ToolResult
+from tests.contract.conftest import StateKit
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+
+async def stored_run(kit: StateKit) -> RunId:
+    """A run the steps can belong to (Postgres checks the foreign key)."""
+    run = Run(id=RunId(str(uuid.uuid4())), owner=OwnerId("key-1"), goal="weather?", created_at=T0)
+    await kit.runs.add(run)
+    return run.id
+
+
+def llm_step(run_id: RunId, step_no: int, **extra: object) -> LLMStep:
+    """An LLM step that asked for a tool."""
+    fields: dict[str, object] = {
+        "run_id": run_id,
+        "step_no": step_no,
+        "created_at": T0 + timedelta(seconds=step_no),
+        "latency_ms": 812.25,
+        "usage": Usage(input_tokens=120, output_tokens=18),
+        "text": "Let me look that up.",
+        "tool_calls": (
+            ToolCall(
+                id=ToolCallId("call-1"),
+                name="lookup",
+                arguments={"city": "Paris", "units": ["C"]},
+                provider_data={"thought_signature": "c2ln"},
+            ),
+        ),
+        "finish_reason": FinishReason.TOOL_CALLS,
+        "attempts": 2,
+    }
+    fields.update(extra)
+    return LLMStep(**fields)  # type: ignore[arg-type]
+
+
+def tool_step(run_id: RunId, step_no: int, result: ToolResult) -> ToolStep:
+    """A tool step."""
+    return ToolStep(
+        run_id=run_id,
+        step_no=step_no,
+        created_at=T0 + timedelta(seconds=step_no),
+        latency_ms=0.042,
+        call_id=ToolCallId("call-1"),
+        tool_name="lookup",
+        arguments={"city": "Paris", "nested": {"deep": [1, 2.5, None, True]}},
+        result=result,
+    )
+
+
+async def test_every_kind_of_step_reads_back_as_recorded_in_step_order(kit: StateKit) -> None:
+    run_id = await stored_run(kit)
+    recorded: list[Step] = [
+        llm_step(run_id, 1),
+        tool_step(run_id, 2, ToolResult(ok=True, output="sunny, 21 C" * 50, truncated=True, latency_ms=0.042)),
+        tool_step(run_id, 3, ToolResult(ok=False, error="no weather station in 'Atlantis'", latency_ms=3.5)),
+        llm_step(run_id, 4, text="It is sunny.", tool_calls=(), finish_reason=FinishReason.STOP, attempts=1),
+        llm_step(run_id, 5, text="", tool_calls=(), finish_reason=None, error="provider unavailable"),
+    ]
+    for step in (recorded[2], recorded[0], recorded[4], recorded[1], recorded[3]):
+        await kit.trace.record(step)
+
+    assert await kit.reader.steps(run_id) == recorded
+
+
+async def test_runs_keep_their_own_steps(kit: StateKit) -> None:
+    first, second = await stored_run(kit), await stored_run(kit)
+    await kit.trace.record(llm_step(first, 1))
+    await kit.trace.record(llm_step(second, 1, text="other"))
+
+    assert [s.run_id for s in await kit.reader.steps(first)] == [first]
+    assert await kit.reader.steps(RunId(str(uuid.uuid4()))) == []
+    assert await kit.reader.steps(RunId("not-a-uuid")) == []
+
+
+async def test_a_structured_tool_value_reads_back(kit: StateKit) -> None:
+    run_id = await stored_run(kit)
+    result = ToolResult(ok=True, output='{"sum": 5}', value={"sum": 5, "parts": [2, 3]})
+    await kit.trace.record(tool_step(run_id, 1, result))
+
+    [step] = await kit.reader.steps(run_id)
+
+    assert isinstance(step, ToolStep)
+    assert step.result == result

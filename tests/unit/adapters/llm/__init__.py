@@ -1,0 +1,1 @@
+"""Tests of the LLM provider adapters, the retry policy and the provider registry."""

@@ -1,0 +1,214 @@
+"""The run state machine: every status pair, cancel semantics, leases, usage and goal validation."""
+
+import itertools
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from agentkit.domain.errors import IllegalTransition, InvalidGoal
+from agentkit.domain.ids import OwnerId, RunId
+from agentkit.domain.messages import Usage
+from agentkit.domain.run import (
+    ALLOWED_TRANSITIONS,
+    Run,
+    RunStatus,
+    add_usage,
+    end,
+    expire,
+    heartbeat,
+    request_cancel,
+    start,
+    succeed,
+    validate_goal,
+)
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+LATER = T0 + timedelta(seconds=5)
+LEASE = T0 + timedelta(seconds=30)
+
+S = RunStatus
+# The state machine as documented in run.py, written out independently of ALLOWED_TRANSITIONS.
+LEGAL = {
+    (S.PENDING, S.RUNNING),
+    (S.PENDING, S.CANCELLED),
+    (S.PENDING, S.FAILED),
+    (S.PENDING, S.EXPIRED),
+    *((S.RUNNING, target) for target in S if target.is_terminal),
+}
+TERMINAL = [status for status in RunStatus if status.is_terminal]
+
+
+def make_run(status: RunStatus = RunStatus.PENDING, *, attempt: int = 0) -> Run:
+    return Run(
+        id=RunId("run-1"), owner=OwnerId("owner-1"), goal="Say hi", created_at=T0, status=status, attempt=attempt
+    )
+
+
+def move(run: Run, target: RunStatus) -> Run:
+    """Drive a transition through the public function that reaches `target`."""
+    if target is RunStatus.RUNNING:
+        return start(run, now=LATER, lease_until=LEASE)
+    if target is RunStatus.SUCCEEDED:
+        return succeed(run, now=LATER, answer="hi")
+    if target is RunStatus.EXPIRED:
+        return expire(run, now=LATER)
+    # No function moves a run back to pending; `end` is the only door and it refuses non-terminal targets.
+    return end(run, target, now=LATER, reason="because")
+
+
+def test_allowed_transitions_match_the_documented_state_machine() -> None:
+    table = {(current, target) for current, targets in ALLOWED_TRANSITIONS.items() for target in targets}
+    assert table == LEGAL
+    assert set(ALLOWED_TRANSITIONS) == set(RunStatus)
+
+
+@pytest.mark.parametrize(
+    ("current", "target"),
+    [pair for pair in itertools.product(RunStatus, RunStatus) if pair in LEGAL],
+    ids=lambda status: status.value,
+)
+def test_legal_transition_moves_the_run(current: RunStatus, target: RunStatus) -> None:
+    run = make_run(current)
+    moved = move(run, target)
+    assert moved.status is target
+    assert run.status is current  # the original value is untouched
+
+
+@pytest.mark.parametrize(
+    ("current", "target"),
+    [pair for pair in itertools.product(RunStatus, RunStatus) if pair not in LEGAL],
+    ids=lambda status: status.value,
+)
+def test_illegal_transition_raises(current: RunStatus, target: RunStatus) -> None:
+    with pytest.raises(IllegalTransition) as info:
+        move(make_run(current), target)
+    assert info.value.current == current.value
+    assert info.value.target == target.value
+
+
+@pytest.mark.parametrize("status", TERMINAL, ids=str)
+def test_terminal_run_never_changes(status: RunStatus) -> None:
+    run = make_run(status)
+    for target in RunStatus:
+        with pytest.raises(IllegalTransition):
+            move(run, target)
+    with pytest.raises(IllegalTransition):
+        heartbeat(run, now=LATER, lease_until=LEASE)
+
+
+def test_start_takes_the_lease_and_counts_the_attempt() -> None:
+    started = start(make_run(attempt=2), now=LATER, lease_until=LEASE)
+    assert started.attempt == 3
+    assert started.started_at == LATER
+    assert started.heartbeat_at == LATER
+    assert started.expires_at == LEASE
+
+
+def test_first_start_is_attempt_one() -> None:
+    assert start(make_run(), now=LATER).attempt == 1
+
+
+def test_succeed_records_the_answer_and_drops_the_lease() -> None:
+    running = start(make_run(), now=T0, lease_until=LEASE)
+    done = succeed(running, now=LATER, answer="hello", output={"greeting": "hello"})
+    assert (done.answer, done.output) == ("hello", {"greeting": "hello"})
+    assert (done.finished_at, done.expires_at) == (LATER, None)
+    assert done.is_terminal
+
+
+def test_end_records_the_reason_and_any_partial_answer() -> None:
+    running = start(make_run(), now=T0, lease_until=LEASE)
+    ended = end(running, RunStatus.MAX_STEPS_EXCEEDED, now=LATER, reason="too many steps", answer="partial")
+    assert ended.status is RunStatus.MAX_STEPS_EXCEEDED
+    assert (ended.failure_reason, ended.answer, ended.finished_at, ended.expires_at) == (
+        "too many steps",
+        "partial",
+        LATER,
+        None,
+    )
+
+
+def test_end_refuses_succeeded_because_success_needs_an_answer() -> None:
+    running = start(make_run(), now=T0)
+    with pytest.raises(IllegalTransition):
+        end(running, RunStatus.SUCCEEDED, now=LATER, reason="done")
+
+
+def test_expire_says_the_worker_was_lost() -> None:
+    expired = expire(start(make_run(), now=T0, lease_until=LEASE), now=LATER)
+    assert expired.status is RunStatus.EXPIRED
+    assert expired.failure_reason == "worker_lost"
+
+
+def test_request_cancel_on_pending_cancels_at_once() -> None:
+    cancelled = request_cancel(make_run(), now=LATER)
+    assert cancelled.status is RunStatus.CANCELLED
+    assert cancelled.finished_at == LATER
+    assert cancelled.failure_reason == "cancelled before it started"
+
+
+def test_request_cancel_on_running_only_sets_the_flag() -> None:
+    running = start(make_run(), now=T0, lease_until=LEASE)
+    flagged = request_cancel(running, now=LATER)
+    assert flagged.status is RunStatus.RUNNING
+    assert flagged.cancel_requested is True
+    assert flagged.finished_at is None
+    # The executor then ends it at its next step boundary.
+    assert end(flagged, RunStatus.CANCELLED, now=LATER, reason="cancelled").status is RunStatus.CANCELLED
+
+
+def test_request_cancel_on_cancelled_changes_nothing() -> None:
+    cancelled = request_cancel(make_run(), now=T0)
+    again = request_cancel(cancelled, now=LATER)
+    assert again == cancelled
+    assert again.status is RunStatus.CANCELLED
+
+
+@pytest.mark.parametrize("status", [s for s in TERMINAL if s is not RunStatus.CANCELLED], ids=str)
+def test_request_cancel_on_other_terminal_status_raises(status: RunStatus) -> None:
+    with pytest.raises(IllegalTransition) as info:
+        request_cancel(make_run(status), now=LATER)
+    assert info.value.target == "cancelled"
+
+
+def test_cancelled_never_flips_back() -> None:
+    cancelled = request_cancel(make_run(), now=T0)
+    with pytest.raises(IllegalTransition):
+        start(cancelled, now=LATER)
+    with pytest.raises(IllegalTransition):
+        succeed(cancelled, now=LATER, answer="late answer")
+
+
+def test_heartbeat_renews_the_lease_of_a_running_run() -> None:
+    running = start(make_run(), now=T0, lease_until=LEASE)
+    renewed = heartbeat(running, now=LATER, lease_until=LEASE + timedelta(seconds=30))
+    assert renewed.heartbeat_at == LATER
+    assert renewed.expires_at == LEASE + timedelta(seconds=30)
+    assert renewed.status is RunStatus.RUNNING
+
+
+def test_heartbeat_on_a_pending_run_raises() -> None:
+    with pytest.raises(IllegalTransition):
+        heartbeat(make_run(), now=LATER, lease_until=LEASE)
+
+
+def test_add_usage_accumulates_tokens() -> None:
+    run = add_usage(make_run(), Usage(input_tokens=10, output_tokens=3))
+    run = add_usage(run, Usage(input_tokens=5, output_tokens=2))
+    assert (run.input_tokens, run.output_tokens) == (15, 5)
+    assert run.usage == Usage(input_tokens=15, output_tokens=5)
+
+
+@pytest.mark.parametrize("goal", ["", "   ", "\n\t "], ids=["empty", "spaces", "whitespace"])
+def test_validate_goal_rejects_an_empty_goal(goal: str) -> None:
+    with pytest.raises(InvalidGoal, match="empty"):
+        validate_goal(goal, max_chars=10)
+
+
+def test_validate_goal_rejects_a_goal_over_the_limit() -> None:
+    with pytest.raises(InvalidGoal, match="11 characters long; the limit is 10"):
+        validate_goal("x" * 11, max_chars=10)
+
+
+def test_validate_goal_strips_and_measures_the_stripped_text() -> None:
+    assert validate_goal("  " + "x" * 10 + "\n", max_chars=10) == "x" * 10
