@@ -19,6 +19,14 @@ class AppContext(ToolContext, frozen=True, kw_only=True):
     greeting: str
 
 
+def _number(a: int) -> int:
+    return a
+
+
+def _text(b: str) -> str:
+    return b
+
+
 def _star_args(*values: int) -> int:
     return sum(values)
 
@@ -58,36 +66,28 @@ def test_unsupported_signatures_are_refused(fn: Callable[..., Any], message: str
 @pytest.mark.parametrize("name", ["has space", "dot.name", "x" * 65, "héllo", "<lambda>"])
 def test_bad_names_are_refused(name: str) -> None:
     with pytest.raises(ToolRegistrationError, match="must be 1-64 letters, digits"):
-        tool(name=name)(_positional_only_free)
+        tool(name=name)(_number)
 
 
 @pytest.mark.parametrize("name", ["get_weather", "get-weather", "x" * 64, "v2"])
 def test_good_names_are_accepted(name: str) -> None:
-    assert tool(name=name)(_positional_only_free).name == name
-
-
-def _positional_only_free(a: int) -> int:
-    return a
+    assert tool(name=name)(_number).name == name
 
 
 @pytest.mark.parametrize("timeout", [0, -1.5])
 def test_non_positive_timeout_is_refused(timeout: float) -> None:
     with pytest.raises(ToolRegistrationError, match="timeout must be positive"):
-        tool(timeout=timeout)(_positional_only_free)
+        tool(timeout=timeout)(_number)
 
 
 def test_duplicate_name_is_refused() -> None:
-    registry = ToolRegistry([tool(name="echo")(_positional_only_free)])
+    registry = ToolRegistry([tool(name="echo")(_number)])
     with pytest.raises(ToolRegistrationError, match="'echo' is already registered"):
-        registry.register(tool(name="echo")(_star_args_free))
-
-
-def _star_args_free(b: str) -> str:
-    return b
+        registry.register(tool(name="echo")(_text))
 
 
 def test_a_plain_function_is_refused() -> None:
-    plain: Any = _positional_only_free
+    plain: Any = _number
     with pytest.raises(ToolRegistrationError, match="decorate it with @tool"):
         ToolRegistry().register(plain)
 
@@ -113,7 +113,7 @@ def test_context_type_with_a_factory_is_accepted() -> None:
 
 
 def test_registry_lists_names_and_schemas_in_registration_order() -> None:
-    first, second = tool(name="first")(_positional_only_free), tool(name="second")(_star_args_free)
+    first, second = tool(name="first")(_number), tool(name="second")(_text)
     registry = ToolRegistry([first, second])
     assert registry.names() == ["first", "second"]
     assert [schema.name for schema in registry.schemas()] == ["first", "second"]
@@ -123,7 +123,7 @@ def test_registry_lists_names_and_schemas_in_registration_order() -> None:
 
 
 def test_with_tools_copies_and_leaves_the_original_alone() -> None:
-    base = ToolRegistry([tool(name="first")(_positional_only_free)])
-    extended = base.with_tools([tool(name="second")(_star_args_free)])
+    base = ToolRegistry([tool(name="first")(_number)])
+    extended = base.with_tools([tool(name="second")(_text)])
     assert extended.names() == ["first", "second"]
     assert base.names() == ["first"]
