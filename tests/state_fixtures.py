@@ -13,8 +13,11 @@ Registered from the root conftest with `pytest_plugins = ["tests.state_fixtures"
 import asyncio
 import os
 import secrets
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import asyncpg  # type: ignore[import-untyped]
 import pytest
@@ -83,20 +86,23 @@ def unique_name(kind: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def state_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StateServers]:
+def state_servers() -> Iterator[StateServers]:
     """The servers and the tests' database, for the whole session."""
     started: list[EmbeddedPostgres | EmbeddedRedis] = []
+    # Not under pytest's basetemp: a server's data must outlive nothing but this fixture, whatever
+    # other pytest sessions on the machine do to their numbered temporary folders.
+    data_dir = Path(tempfile.mkdtemp(prefix="agentkit-test-state-"))
     try:
         if os.environ.get("DATABASE_URL"):
             server_url = parse_database_url(os.environ["DATABASE_URL"])
         else:
-            postgres = EmbeddedPostgres(tmp_path_factory.mktemp("embedded") / "postgres")
+            postgres = EmbeddedPostgres(data_dir / "postgres")
             started.append(postgres)
             server_url = postgres.start()
         if os.environ.get("REDIS_URL"):
             redis_url = os.environ["REDIS_URL"]
         else:
-            redis = EmbeddedRedis(tmp_path_factory.mktemp("embedded") / "redis")
+            redis = EmbeddedRedis(data_dir / "redis")
             started.append(redis)
             redis_url = redis.start()
         name = unique_name("test")
@@ -110,6 +116,7 @@ def state_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StateSer
     finally:
         for server in reversed(started):
             server.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 @pytest.fixture

@@ -8,6 +8,8 @@ def add(a: float, b: float) -> float:
     return a + b
 """
 
+__version__ = "0.1.0"
+
 from agentkit.application.tools import Tool, ToolContext, ToolError, ToolRegistry, tool
 
-__all__ = ["Tool", "ToolContext", "ToolError", "ToolRegistry", "tool"]
+__all__ = ["Tool", "ToolContext", "ToolError", "ToolRegistry", "__version__", "tool"]

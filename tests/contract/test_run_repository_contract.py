@@ -143,3 +143,52 @@ async def test_delete_finished_before_deletes_only_runs_that_ended_before_the_cu
     assert await kit.runs.get(unfinished.id) == unfinished
     # The key of a deleted run is free again.
     await kit.runs.add(new_run(idempotency_key="old-0"))
+
+
+async def test_a_run_that_ended_cannot_be_moved_to_another_ending(kit: StateKit) -> None:
+    running = runs.start(new_run(), now=T0, lease_until=T0 + timedelta(seconds=30))
+    await kit.runs.add(running)
+    expired = runs.expire(running, now=T0 + timedelta(seconds=60))
+    await kit.runs.save(expired)
+
+    with pytest.raises(StaleAttempt):
+        await kit.runs.save(runs.succeed(running, now=T0 + timedelta(seconds=61), answer="too late"))
+    await kit.runs.save(expired)  # the same ending again is harmless
+
+    assert await kit.runs.get(running.id) == expired
+
+
+async def test_renew_leases_extends_only_unfinished_runs(kit: StateKit) -> None:
+    running = runs.start(new_run(), now=T0, lease_until=T0 + timedelta(seconds=30))
+    done = finished(T0)
+    for run in (running, done):
+        await kit.runs.add(run)
+    later, until = T0 + timedelta(seconds=20), T0 + timedelta(seconds=50)
+
+    await kit.runs.renew_leases([running.id, done.id, RunId(str(uuid.uuid4())), RunId("nope")], now=later, until=until)
+    await kit.runs.renew_leases([], now=later, until=until)
+
+    assert await kit.runs.get(running.id) == msgspec.structs.replace(running, heartbeat_at=later, expires_at=until)
+    assert await kit.runs.get(done.id) == done
+
+
+async def test_expire_lapsed_ends_lapsed_runs_once_and_leaves_renewed_ones(kit: StateKit) -> None:
+    lapsed = [runs.start(new_run(), now=T0, lease_until=T0 + timedelta(seconds=s)) for s in (10, 20, 30)]
+    renewed = runs.start(new_run(), now=T0, lease_until=T0 + timedelta(seconds=10))
+    for run in (*lapsed, renewed):
+        await kit.runs.add(run)
+    now = T0 + timedelta(seconds=60)
+    await kit.runs.renew_leases([renewed.id], now=now, until=now + timedelta(seconds=30))
+
+    first = await kit.runs.expire_lapsed(now, reason="worker_lost", limit=2)
+    rest = await kit.runs.expire_lapsed(now, reason="worker_lost")
+
+    assert [r.id for r in first] == [lapsed[0].id, lapsed[1].id]
+    assert [r.id for r in rest] == [lapsed[2].id]
+    assert await kit.runs.expire_lapsed(now, reason="worker_lost") == []
+    for run in (*first, *rest):
+        assert run == runs.expire(next(r for r in lapsed if r.id == run.id), now=now, reason="worker_lost")
+        assert await kit.runs.get(run.id) == run
+    stored = await kit.runs.get(renewed.id)
+    assert stored is not None
+    assert stored.status is RunStatus.RUNNING

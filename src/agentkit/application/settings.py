@@ -84,6 +84,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, rename="upper", forbid
     search_provider: str = "brave"
     search_api_key: str | None = None
     search_max_results: Annotated[int, msgspec.Meta(ge=1, le=20)] = 5
+    search_timeout_s: PositiveFloat = 10.0
+    calculator_max_chars: PositiveInt = 500
+    calculator_max_depth: PositiveInt = 30
+    calculator_max_digits: PositiveInt = 1000
+    calculator_max_exponent: PositiveInt = 10_000
     # --- logging ---
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_format: Literal["auto", "json", "console"] = "auto"

@@ -5,22 +5,31 @@ from typing import Any, NewType
 
 from dishka import AsyncContainer, Provider, Scope, from_context, make_async_container, provide
 
+from agentkit.adapters.scheduling import InlineRunScheduler
 from agentkit.adapters.system import SystemClock, UuidIdGenerator
 from agentkit.application.agent import AgentConfig, AgentLoop
+from agentkit.application.errors import ConfigurationError
+from agentkit.application.health import CheckHealth
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.id_generator import IdGenerator
 from agentkit.application.ports.llm_client import LLMClient
+from agentkit.application.ports.rate_limiter import RateLimiter
 from agentkit.application.ports.run_repository import RunRepository
+from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.application.ports.session_store import SessionStore
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
 from agentkit.application.runs.cancel_run import CancelRun
 from agentkit.application.runs.create_run import CreateRun
+from agentkit.application.runs.expire_runs import ExpireLapsedRuns
 from agentkit.application.runs.queries import GetRun, GetTrace
 from agentkit.application.runs.run_agent import RunAgent
+from agentkit.application.runs.submit_run import SubmitRun
+from agentkit.application.runs.wait_for_run import WaitForRun
 from agentkit.application.settings import Settings
 from agentkit.application.tools.discovery import load_entry_point_tools, load_tool_modules
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.application.tools.tool import Tool
+from agentkit.container.health import HealthProbes, HealthProvider
 from agentkit.container.llm import build_llm
 from agentkit.container.state import StateProvider
 from agentkit.container.tools import builtin_tools
@@ -77,10 +86,15 @@ class CoreProvider(Provider):
     def create_run(self, runs: RunRepository, clock: Clock, ids: IdGenerator, settings: Settings) -> CreateRun:
         """The CreateRun use-case."""
         return CreateRun(
-            runs=runs, clock=clock, ids=ids, max_steps=settings.max_steps, max_goal_chars=settings.max_goal_chars
+            runs=runs,
+            clock=clock,
+            ids=ids,
+            max_steps=settings.max_steps,
+            max_goal_chars=settings.max_goal_chars,
+            pending_lease_s=settings.run_lease_s,
         )
 
-    @provide(scope=Scope.REQUEST)
+    @provide(scope=Scope.APP)
     def agent_loop(
         self,
         llm: LLMClient,
@@ -104,9 +118,42 @@ class CoreProvider(Provider):
             observers=observers,
         )
 
+    @provide(scope=Scope.APP)
+    def scheduler(self, loop: AgentLoop, settings: Settings) -> RunScheduler:
+        """Where accepted runs execute (RUN_MODE); inline: tasks of this process."""
+        if settings.run_mode != "inline":
+            raise ConfigurationError("RUN_MODE: only 'inline' is available in this version")
+        return InlineRunScheduler(loop)
+
+    @provide(scope=Scope.REQUEST)
+    def submit_run(
+        self,
+        create: CreateRun,
+        scheduler: RunScheduler,
+        runs: RunRepository,
+        limiter: RateLimiter,
+        settings: Settings,
+    ) -> SubmitRun:
+        """The SubmitRun use-case, with the per-key rate limit."""
+        return SubmitRun(
+            create=create, scheduler=scheduler, runs=runs, limiter=limiter, limit_per_min=settings.rate_limit_per_min
+        )
+
+    @provide(scope=Scope.APP)
+    def check_health(self, probes: HealthProbes) -> CheckHealth:
+        """Health checks over the state probes."""
+        return CheckHealth(probes=probes)
+
     run_agent = provide(RunAgent, scope=Scope.REQUEST)
     cancel_run = provide(CancelRun, scope=Scope.REQUEST)
     get_run = provide(GetRun, scope=Scope.REQUEST)
+
+    @provide(scope=Scope.REQUEST)
+    def wait_for_run(self, runs: RunRepository, scheduler: RunScheduler, clock: Clock) -> WaitForRun:
+        """The WaitForRun use-case (long-poll)."""
+        return WaitForRun(runs=runs, scheduler=scheduler, clock=clock)
+
+    expire_runs = provide(ExpireLapsedRuns, scope=Scope.REQUEST)
 
     @provide(scope=Scope.REQUEST)
     def get_trace(self, runs: RunRepository, trace: TraceReader) -> GetTrace:
@@ -132,6 +179,7 @@ def make_container(settings: Settings, *overrides: Provider) -> AsyncContainer:
     return make_async_container(
         CoreProvider(),
         StateProvider(),
+        HealthProvider(),
         ObserversProvider(),
         *overrides,
         context={Settings: settings},

@@ -1,6 +1,7 @@
 """`@tool`: bare or with options, descriptions from each docstring style, and still a plain function."""
 
 from collections.abc import Callable
+
 import pytest
 
 from agentkit.application.tools import Tool, tool
@@ -128,4 +129,3 @@ async def test_tools_stay_directly_callable() -> None:
     assert add(1) == 3
     assert add(1, b=5) == 6
     assert await double(4) == 8
-

@@ -145,4 +145,9 @@ def test_annotated_description_wins_over_the_docstring() -> None:
     properties = forecast.schema.parameters["properties"]
     assert properties["city"]["description"] == "From the docstring."
     assert properties["days"]["description"] == "From Meta."
-    assert properties["hours"] == {"type": "integer", "minimum": 0, "default": 0, "description": "Hours, from the docstring."}
+    assert properties["hours"] == {
+        "type": "integer",
+        "minimum": 0,
+        "default": 0,
+        "description": "Hours, from the docstring.",
+    }

@@ -1,39 +1,38 @@
-"""Connection URLs for the demo database: the admin's, and the read-only role's."""
+"""The URL sql_readonly connects with: the read-only role, on the demo database."""
 
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL
 
+from agentkit.adapters.postgres import asyncpg_dsn, database_url, parse_database_url
 from agentkit.application.errors import ConfigurationError
 from agentkit.application.settings import Settings
 
 
-def asyncpg_dsn(url: str) -> str:
-    """A URL asyncpg accepts: `postgresql+asyncpg://...` (SQLAlchemy's form) becomes `postgresql://...`."""
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+def as_url(url: str | URL, *, variable: str = "DATABASE_URL") -> URL:
+    """A PostgreSQL URL in SQLAlchemy's form, from either a string or a URL."""
+    return url if isinstance(url, URL) else parse_database_url(url, variable=variable)
 
 
-def with_database(url: str, database: str) -> str:
-    """The same server and credentials, another database."""
-    return make_url(asyncpg_dsn(url)).set(database=database).render_as_string(hide_password=False)
+def demo_reader_dsn(settings: Settings, admin_url: str | URL | None = None) -> str:
+    """The asyncpg DSN of the read-only role on the demo database.
 
-
-def demo_reader_dsn(settings: Settings, admin_url: str | None = None) -> str:
-    """The URL sql_readonly connects with: the read-only role on the demo database.
-
-    `DATABASE_READONLY_URL` wins when set. Otherwise the URL is `admin_url` (AgentKit's own
-    database URL: `DATABASE_URL`, or the embedded server's) with the user, password and
-    database swapped for `POSTGRES_READONLY_USER`, `POSTGRES_READONLY_PASSWORD` and `DEMO_DATABASE`.
+    `DATABASE_READONLY_URL` wins when set. Otherwise it is AgentKit's own database URL
+    (`admin_url`, such as the embedded server's, else DATABASE_URL or the POSTGRES_* variables)
+    with the user, password and database swapped for POSTGRES_READONLY_USER,
+    POSTGRES_READONLY_PASSWORD and DEMO_DATABASE: same server, different role and database.
 
     Raises:
-        ConfigurationError: neither URL is known.
+        ConfigurationError: no URL is configured to start from.
     """
     if settings.database_readonly_url:
-        return asyncpg_dsn(settings.database_readonly_url)
-    base = admin_url or settings.database_url
-    if not base:
-        raise ConfigurationError("DATABASE_READONLY_URL: not set, and no DATABASE_URL to derive it from")
-    url = make_url(asyncpg_dsn(base)).set(
+        return asyncpg_dsn(as_url(settings.database_readonly_url, variable="DATABASE_READONLY_URL"))
+    base = as_url(admin_url) if admin_url is not None else database_url(settings)
+    if base is None:
+        raise ConfigurationError(
+            "DATABASE_READONLY_URL: not set, and no DATABASE_URL or POSTGRES_HOST to derive it from"
+        )
+    reader = base.set(
         username=settings.postgres_readonly_user,
         password=settings.postgres_readonly_password,
         database=settings.demo_database,
     )
-    return url.render_as_string(hide_password=False)
+    return asyncpg_dsn(reader)

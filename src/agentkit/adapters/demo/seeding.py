@@ -11,14 +11,17 @@ The role is what makes sql_readonly safe at the database level, so it is set up 
   role with one is refused rather than silently changed.
 """
 
+import contextlib
 import re
 from importlib import resources
 from typing import Any, Final
 
 import asyncpg  # type: ignore[import-untyped]
 import msgspec
+from sqlalchemy.engine import URL
 
-from agentkit.adapters.demo.dsn import asyncpg_dsn, with_database
+from agentkit.adapters.demo.dsn import as_url
+from agentkit.adapters.postgres import asyncpg_dsn, with_database
 from agentkit.application.errors import ConfigurationError
 
 DEMO_TABLES: Final = ("customers", "products", "orders", "order_items")
@@ -45,7 +48,7 @@ def seed_sql() -> str:
 
 
 async def seed_demo_database(
-    admin_dsn: str,
+    admin_dsn: str | URL,
     *,
     database: str = "agentkit_demo",
     reader_user: str = "agentkit_demo_reader",
@@ -55,8 +58,8 @@ async def seed_demo_database(
     """Create (or reset) the demo database and its read-only role. Safe to run again.
 
     Args:
-        admin_dsn: A URL of a role that may create databases and roles, on AgentKit's own
-            database (`postgresql://` or SQLAlchemy's `postgresql+asyncpg://`).
+        admin_dsn: A URL (string or SQLAlchemy URL) of a role that may create databases and
+            roles, on AgentKit's own database (`postgresql://` or `postgresql+asyncpg://`).
         database: The demo database (DEMO_DATABASE); it must differ from the admin URL's.
         reader_user: The read-only role (POSTGRES_READONLY_USER); created when missing.
         reader_password: Its password (POSTGRES_READONLY_PASSWORD); set on every run.
@@ -68,21 +71,20 @@ async def seed_demo_database(
     """
     _check_identifier("DEMO_DATABASE", database)
     _check_identifier("POSTGRES_READONLY_USER", reader_user)
-    admin = await asyncpg.connect(asyncpg_dsn(admin_dsn))
+    admin_url = as_url(admin_dsn)
+    admin = await asyncpg.connect(asyncpg_dsn(admin_url))
     try:
         if database == await admin.fetchval("SELECT current_database()"):
             raise ConfigurationError(f"DEMO_DATABASE: {database!r} is AgentKit's own database; use another")
         await _ensure_reader(admin, reader_user, reader_password, statement_timeout_ms)
         if not await admin.fetchval("SELECT true FROM pg_database WHERE datname = $1", database):
-            try:
+            with contextlib.suppress(asyncpg.DuplicateDatabaseError):  # another seeder was quicker
                 await _execute(admin, "CREATE DATABASE %I", database)
-            except asyncpg.DuplicateDatabaseError:
-                pass  # another seeder created it meanwhile
         await _execute(admin, "REVOKE ALL ON DATABASE %I FROM PUBLIC", database)
         await _execute(admin, "GRANT CONNECT ON DATABASE %I TO %I", database, reader_user)
     finally:
         await admin.close()
-    demo = await asyncpg.connect(with_database(admin_dsn, database))
+    demo = await asyncpg.connect(asyncpg_dsn(with_database(admin_url, database)))
     try:
         async with demo.transaction():
             await demo.execute(seed_sql())
@@ -106,10 +108,8 @@ async def _ensure_reader(admin: Any, user: str, password: str, statement_timeout
         user,
     )
     if role is None:
-        try:
+        with contextlib.suppress(asyncpg.DuplicateObjectError):  # another seeder was quicker
             await _execute(admin, "CREATE ROLE %I LOGIN", user)
-        except asyncpg.DuplicateObjectError:
-            pass  # another seeder created it meanwhile
     elif role["privileged"] or role["is_admin"] or role["has_memberships"]:
         raise ConfigurationError(
             f"POSTGRES_READONLY_USER: the role {user!r} has privileges or role memberships; "

@@ -32,7 +32,15 @@ def build_llm_client(
     """
     registry = registry or ProviderRegistry.from_entry_points()
     provider = settings.llm_provider.strip().lower()
-    client = registry.factory(provider)(settings)
+    factory = registry.factory(provider)
+    try:
+        client = factory(settings)
+    except ConfigurationError:
+        raise
+    except Exception as exc:  # a plug-in's bug must still stop start-up with one clear line
+        raise ConfigurationError(
+            f"LLM_PROVIDER: provider {provider!r} failed to build its client: {type(exc).__name__}: {exc}"
+        ) from exc
     if not callable(getattr(client, "chat", None)):  # a plug-in's factory returned something else
         raise ConfigurationError(f"LLM_PROVIDER: provider {provider!r} did not build an LLMClient")
     return RetryingLLMClient(

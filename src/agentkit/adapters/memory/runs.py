@@ -1,5 +1,6 @@
 """An in-memory RunRepository."""
 
+from collections.abc import Sequence
 from datetime import datetime
 
 import msgspec
@@ -7,7 +8,7 @@ import msgspec
 from agentkit.application.errors import IdempotencyConflict, StaleAttempt
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.domain.ids import OwnerId, RunId
-from agentkit.domain.run import Run, RunStatus
+from agentkit.domain.run import Run, RunStatus, expire
 
 
 class InMemoryRunRepository(RunRepository):
@@ -40,6 +41,8 @@ class InMemoryRunRepository(RunRepository):
         stored = self._runs.get(run.id)
         if stored is not None and stored.attempt > run.attempt:
             raise StaleAttempt(f"run {run.id} is owned by attempt {stored.attempt}, not {run.attempt}")
+        if stored is not None and stored.is_terminal and stored.status is not run.status:
+            raise StaleAttempt(f"run {run.id} already ended with status {stored.status.value!r}")
         if stored is not None and stored.cancel_requested and not run.cancel_requested:
             run = msgspec.structs.replace(run, cancel_requested=True)
         self._runs[run.id] = run
@@ -58,6 +61,20 @@ class InMemoryRunRepository(RunRepository):
             if not run.is_terminal and run.expires_at is not None and run.expires_at < now
         ]
         return found[:limit]
+
+    async def renew_leases(self, run_ids: Sequence[RunId], *, now: datetime, until: datetime) -> None:
+        """Extend the leases of the runs that are still unfinished."""
+        for run_id in run_ids:
+            stored = self._runs.get(run_id)
+            if stored is not None and not stored.is_terminal:
+                self._runs[run_id] = msgspec.structs.replace(stored, heartbeat_at=now, expires_at=until)
+
+    async def expire_lapsed(self, now: datetime, *, reason: str, limit: int = 100) -> list[Run]:
+        """Expire the unfinished runs whose lease lapsed."""
+        expired = [expire(run, now=now, reason=reason) for run in await self.lapsed(now, limit=limit)]
+        for run in expired:
+            self._runs[run.id] = run
+        return expired
 
     async def delete_finished_before(self, cutoff: datetime) -> int:
         """Delete terminal runs that finished before the cutoff."""

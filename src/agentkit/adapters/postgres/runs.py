@@ -1,9 +1,10 @@
 """The Postgres RunRepository."""
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Final
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -13,7 +14,7 @@ from agentkit.adapters.postgres.tables import runs
 from agentkit.application.errors import IdempotencyConflict, StaleAttempt
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.domain.ids import OwnerId, RunId
-from agentkit.domain.run import Run, RunStatus
+from agentkit.domain.run import Run, RunStatus, expire
 
 _UNFINISHED: Final = (RunStatus.PENDING.value, RunStatus.RUNNING.value)
 _IDEMPOTENCY_INDEX: Final = "uq_runs_owner_idempotency_key"
@@ -29,12 +30,25 @@ def _build_upsert() -> Any:
         index_elements=[runs.c.id],
         # A cancel that arrived while the executor worked must survive the executor's next save.
         set_={**replaced, "cancel_requested": runs.c.cancel_requested | stmt.excluded.cancel_requested},
-        # Fencing: a write from an older attempt than the stored one changes nothing.
-        where=runs.c.attempt <= stmt.excluded.attempt,
+        # Fencing: a write from an older attempt changes nothing, nor does one that would move a run
+        # out of the terminal status something else (the sweeper) gave it.
+        where=(runs.c.attempt <= stmt.excluded.attempt)
+        & (runs.c.status.in_(_UNFINISHED) | (runs.c.status == stmt.excluded.status)),
     ).returning(runs.c.id)
 
 
 _UPSERT: Final = _build_upsert()
+_EXPIRE: Final = (
+    update(runs)
+    .where(runs.c.id == bindparam("run_id"))
+    .values(
+        status=bindparam("status"),
+        finished_at=bindparam("finished_at"),
+        failure_reason=bindparam("failure_reason"),
+        final_answer=bindparam("final_answer"),
+        expires_at=bindparam("expires_at"),
+    )
+)
 
 
 class SqlaRunRepository(RunRepository):
@@ -74,8 +88,11 @@ class SqlaRunRepository(RunRepository):
             async with self._engine.begin() as conn:
                 written = (await conn.execute(_UPSERT, run_to_row(run))).first()
                 if written is None:
-                    stored = (await conn.execute(select(runs.c.attempt).where(runs.c.id == run.id))).scalar_one()
-                    raise StaleAttempt(f"run {run.id} is owned by attempt {stored}, not {run.attempt}")
+                    query = select(runs.c.attempt, runs.c.status).where(runs.c.id == run.id)
+                    attempt, status = (await conn.execute(query)).one()
+                    raise StaleAttempt(
+                        f"run {run.id} is {status} under attempt {attempt}; attempt {run.attempt} cannot write it"
+                    )
         except IntegrityError as exc:
             if _IDEMPOTENCY_INDEX in str(exc.orig):
                 raise IdempotencyConflict(f"idempotency key {run.idempotency_key!r} is already in use") from None
@@ -104,6 +121,53 @@ class SqlaRunRepository(RunRepository):
         async with self._engine.connect() as conn:
             rows = (await conn.execute(query)).mappings().all()
         return [row_to_run(row) for row in rows]
+
+    async def renew_leases(self, run_ids: Sequence[RunId], *, now: datetime, until: datetime) -> None:
+        """Set the heartbeat and extend the lease of those runs that are still pending or running."""
+        ids = [run_id for run_id in run_ids if is_uuid(run_id)]
+        if not ids:
+            return
+        query = (
+            update(runs)
+            .where(runs.c.id.in_(ids), runs.c.status.in_(_UNFINISHED))
+            .values(heartbeat_at=now, expires_at=until)
+        )
+        async with self._engine.begin() as conn:
+            await conn.execute(query)
+
+    async def expire_lapsed(self, now: datetime, *, reason: str, limit: int = 100) -> list[Run]:
+        """Move unfinished runs whose lease lapsed to `expired`, atomically; return them.
+
+        The rows are locked while they change (FOR UPDATE), so a lease renewed meanwhile is seen and
+        the run is left alone; SKIP LOCKED lets two sweepers share the work instead of doing it twice.
+        The change itself is the domain's `expire`, the same the in-memory repository applies.
+        """
+        query = (
+            select(runs)
+            .where(runs.c.status.in_(_UNFINISHED), runs.c.expires_at < now)
+            .order_by(runs.c.expires_at)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+        async with self._engine.begin() as conn:
+            lapsed = (await conn.execute(query)).mappings().all()
+            expired = [expire(row_to_run(row), now=now, reason=reason) for row in lapsed]
+            if expired:
+                await conn.execute(
+                    _EXPIRE,
+                    [
+                        {
+                            "run_id": run.id,
+                            "status": run.status.value,
+                            "finished_at": run.finished_at,
+                            "failure_reason": run.failure_reason,
+                            "final_answer": run.answer,
+                            "expires_at": run.expires_at,
+                        }
+                        for run in expired
+                    ],
+                )
+        return expired
 
     async def delete_finished_before(self, cutoff: datetime) -> int:
         """Delete runs that finished before `cutoff`; their steps go with them (ON DELETE CASCADE).

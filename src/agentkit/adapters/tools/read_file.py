@@ -67,15 +67,18 @@ def read_text_file(base_dir: Path, path: str, max_bytes: int) -> str:
         if exc.errno == errno.EISDIR:
             raise FileRefused(f"{path!r} is a folder, not a file") from None
         raise FileRefused(f"cannot open {path!r}: {exc.strerror}") from None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
+    try:
+        info = os.fstat(fd)
         if stat.S_ISDIR(info.st_mode):
             raise FileRefused(f"{path!r} is a folder, not a file")
         if not stat.S_ISREG(info.st_mode):
             raise FileRefused(f"{path!r} is not a regular file")
         if info.st_size > max_bytes:
             raise FileRefused(f"{path!r} is {info.st_size} bytes; the limit is {max_bytes}")
-        data = handle.read(max_bytes + 1)  # the file may have grown since fstat
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read(max_bytes + 1)  # the file may have grown since fstat
+    finally:
+        os.close(fd)
     if len(data) > max_bytes:
         raise FileRefused(f"{path!r} is larger than the limit of {max_bytes} bytes")
     return _decode_text(data, path)

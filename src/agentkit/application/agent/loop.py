@@ -8,6 +8,7 @@ from typing import Any
 import structlog
 
 from agentkit.application.agent.config import STRUCTURED_OUTPUT_PROMPT, AgentConfig
+from agentkit.application.agent.lease import LeaseKeeper
 from agentkit.application.errors import LLMError, StaleAttempt
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.llm_client import LLMClient
@@ -60,6 +61,7 @@ class AgentLoop:
         self._sessions = sessions
         self._clock = clock
         self._config = config
+        self._leases = LeaseKeeper(runs=runs, clock=clock, lease_s=config.lease_s)
 
     def run(self, run: Run) -> Coroutine[Any, Any, Run]:
         """Execute a pending run and return it in its terminal status (also persisted).
@@ -108,9 +110,11 @@ class _Execution:
         clock, config = self.loop._clock, self.loop._config
         # every log line of the run, adapters' included, carries its run_id
         log_context = structlog.contextvars.bind_contextvars(run_id=self.run.id)
+        leases = self.loop._leases
         try:
             self.run = runs.start(self.run, now=clock.now(), lease_until=self._lease_until())
             await self.loop._runs.save(self.run)
+            leases.hold(self.run.id)
             logger.info("run_started", goal_chars=len(self.run.goal), max_steps=self.run.max_steps)
             async with asyncio.timeout(config.run_timeout_s):
                 final = await self._loop()
@@ -121,10 +125,12 @@ class _Execution:
         except asyncio.CancelledError:
             final = self._end(RunStatus.FAILED, "interrupted: the process running it stopped")
             await asyncio.shield(self._persist_final(final))
+            leases.release(self.run.id)
             structlog.contextvars.reset_contextvars(**log_context)
             raise
         except StaleAttempt:
             logger.warning("run_lost_lease")
+            leases.release(self.run.id)
             structlog.contextvars.reset_contextvars(**log_context)
             raise
         except Exception as exc:
@@ -133,6 +139,7 @@ class _Execution:
         try:
             await self._persist_final(final)
         finally:
+            leases.release(self.run.id)
             structlog.contextvars.reset_contextvars(**log_context)
         return final
 
@@ -222,7 +229,6 @@ class _Execution:
                 self._skip(calls[index + 1 :], "skipped: the task already ended")
                 await self._remember_session()
                 return runs.succeed(self.run, now=self.loop._clock.now(), answer=result.output, output=result.value)
-        await self._heartbeat()
         return None
 
     def _skip(self, calls: Sequence[ToolCall], reason: str) -> None:
@@ -234,14 +240,6 @@ class _Execution:
             return True
         stored = await self.loop._runs.get(self.run.id)
         return stored is not None and stored.cancel_requested
-
-    async def _heartbeat(self) -> None:
-        run, clock = self.run, self.loop._clock
-        now = clock.now()
-        # renew only once a third of the lease has passed: one write per few steps, not per step
-        if run.heartbeat_at is None or now - run.heartbeat_at >= timedelta(seconds=self.loop._config.lease_s / 3):
-            self.run = runs.heartbeat(run, now=now, lease_until=self._lease_until())
-            await self.loop._runs.save(self.run)
 
     async def _remember_session(self) -> None:
         run = self.run

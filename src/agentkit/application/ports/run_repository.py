@@ -1,6 +1,7 @@
 """The RunRepository port: durable runs."""
 
 from abc import abstractmethod
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -31,8 +32,9 @@ class RunRepository(Protocol):
     async def save(self, run: Run) -> None:
         """Replace a stored run with this version.
 
-        Fencing: when the stored run has a higher `attempt`, the write is refused with StaleAttempt,
-        so an executor that lost its lease cannot overwrite the newer one.
+        Fencing: when the stored run has a higher `attempt`, or has already reached a terminal status
+        that this version does not share (say the sweeper expired it), the write is refused with
+        StaleAttempt, so an executor that lost its lease cannot overwrite what came after it.
         """
 
     @abstractmethod
@@ -42,6 +44,17 @@ class RunRepository(Protocol):
     @abstractmethod
     async def lapsed(self, now: datetime, *, limit: int = 100) -> list[Run]:
         """Pending or running runs whose lease expired before `now`."""
+
+    @abstractmethod
+    async def renew_leases(self, run_ids: Sequence[RunId], *, now: datetime, until: datetime) -> None:
+        """Set the heartbeat and extend the lease of these runs, where they are still pending or running."""
+
+    @abstractmethod
+    async def expire_lapsed(self, now: datetime, *, reason: str, limit: int = 100) -> list[Run]:
+        """Atomically move pending or running runs whose lease lapsed before `now` to `expired`.
+
+        A run whose lease was renewed meanwhile is not touched. Returns the expired runs.
+        """
 
     @abstractmethod
     async def delete_finished_before(self, cutoff: datetime) -> int:

@@ -1,5 +1,6 @@
 """CreateRun: validate a goal and store a pending run."""
 
+from datetime import timedelta
 from typing import Any
 
 import msgspec
@@ -62,12 +63,15 @@ class CreateRun:
         ids: IdGenerator,
         max_steps: int,
         max_goal_chars: int,
+        pending_lease_s: float | None = None,
     ) -> None:
         self._runs = runs
         self._clock = clock
         self._ids = ids
         self._max_steps = max_steps
         self._max_goal_chars = max_goal_chars
+        # a pending run that no executor picks up within its lease expires, so none waits forever
+        self._pending_lease = None if pending_lease_s is None else timedelta(seconds=pending_lease_s)
 
     async def execute(self, inp: CreateRunInput) -> CreateRunResult:
         """Validate and store the run."""
@@ -85,6 +89,7 @@ class CreateRun:
                 struct_from_json_schema(inp.output_schema)
             except ValueError as exc:
                 raise InvalidGoal(str(exc)) from None
+        now = self._clock.now()
         run = Run(
             id=self._ids.new_run_id(),
             owner=inp.owner,
@@ -92,7 +97,8 @@ class CreateRun:
             session_id=inp.session_id,
             output_schema=inp.output_schema,
             max_steps=min(inp.max_steps or self._max_steps, self._max_steps),
-            created_at=self._clock.now(),
+            created_at=now,
+            expires_at=None if self._pending_lease is None else now + self._pending_lease,
             idempotency_key=inp.idempotency_key,
             request_fingerprint=inp.request_fingerprint,
         )

@@ -64,7 +64,10 @@ def body_to_text(body: bytes, content_type: str | None) -> str:
         raise FetchFailed(f"the response is {media_type}, not text")
     if not media_type and b"\x00" in body[:4096]:
         raise FetchFailed("the response is binary data, not text")
-    text = body.decode(charset, errors="replace")
+    try:
+        text = body.decode(charset, errors="replace")
+    except LookupError:  # a codec that is not a text encoding, such as rot13
+        text = body.decode("utf-8", errors="replace")
     if media_type in _HTML_TYPES or (not media_type and text.lstrip()[:15].lower().startswith(("<!doctype", "<html"))):
         return html_to_text(text)
     return text

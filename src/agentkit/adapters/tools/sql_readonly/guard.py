@@ -108,7 +108,7 @@ def _check_node(node: Any) -> None:
         if node.lockingClause:
             raise UnsafeQuery("FOR UPDATE/SHARE locks rows; only plain reading is allowed")
     elif isinstance(node, ast.FuncCall):
-        name = node.funcname[-1].sval.lower()
+        name = (node.funcname or ())[-1].sval.lower()
         reason = _REFUSED_FUNCTIONS.get(name) or next(
             (why for prefix, why in _REFUSED_PREFIXES.items() if name.startswith(prefix)), None
         )

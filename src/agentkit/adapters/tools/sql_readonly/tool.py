@@ -1,5 +1,8 @@
 """The `sql_readonly` tool: the parser check, then the database's own layers."""
 
+from collections.abc import Coroutine
+from typing import Any
+
 from agentkit.adapters.tools.sql_readonly.guard import check_select
 from agentkit.adapters.tools.sql_readonly.runner import ReadOnlyQueryRunner
 from agentkit.adapters.tools.sql_readonly.table import format_table
@@ -15,7 +18,7 @@ _DESCRIPTION = (
 )
 
 
-def make_sql_readonly_tool(runner: ReadOnlyQueryRunner, *, row_limit: int) -> Tool[[str], str]:
+def make_sql_readonly_tool(runner: ReadOnlyQueryRunner, *, row_limit: int) -> Tool[[str], Coroutine[Any, Any, str]]:
     """The `sql_readonly` tool, running checked queries through `runner` (which enforces `row_limit`)."""
 
     @tool(name="sql_readonly", description=_DESCRIPTION.format(row_limit=row_limit))

@@ -1,0 +1,63 @@
+"""Inline scheduling: the API process runs each run as an asyncio task."""
+
+import asyncio
+import functools
+
+import structlog
+
+from agentkit.application.agent.loop import AgentLoop
+from agentkit.application.ports.run_scheduler import RunScheduler
+from agentkit.domain.ids import RunId
+from agentkit.domain.run import Run
+
+logger = structlog.get_logger(__name__)
+
+
+class InlineRunScheduler(RunScheduler):
+    """Runs each submitted run as a task of this process's event loop.
+
+    The task's outcome is persisted by the loop itself; this class only keeps the tasks so that
+    waits can await them and shutdown can let them finish (or interrupt them, which the loop
+    records as `failed: interrupted`).
+    """
+
+    def __init__(self, loop: AgentLoop) -> None:
+        self._loop = loop
+        self._tasks: dict[RunId, asyncio.Task[Run]] = {}
+
+    def submit(self, run: Run) -> None:
+        """Start the run in the background."""
+        task = asyncio.create_task(self._loop.run(run), name=f"run-{run.id}")
+        self._tasks[run.id] = task
+        task.add_done_callback(functools.partial(self._finished, run.id))
+
+    async def wait(self, run_id: RunId, timeout_s: float) -> bool:
+        """Wait for the run's task; True when it ended or does not run here."""
+        task = self._tasks.get(run_id)
+        if task is None:
+            return True
+        done, _ = await asyncio.wait({task}, timeout=timeout_s)
+        return bool(done)
+
+    @property
+    def running(self) -> int:
+        """Runs executing in this process."""
+        return len(self._tasks)
+
+    async def shutdown(self, grace_s: float) -> None:
+        """Give running runs `grace_s` to finish, then cancel the rest (they persist `failed`)."""
+        tasks = list(self._tasks.values())
+        if not tasks:
+            return
+        logger.info("scheduler_draining", runs=len(tasks), grace_s=grace_s)
+        _, pending = await asyncio.wait(tasks, timeout=grace_s)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending)
+            logger.warning("runs_interrupted_at_shutdown", runs=len(pending))
+
+    def _finished(self, run_id: RunId, task: asyncio.Task[Run]) -> None:
+        self._tasks.pop(run_id, None)
+        if not task.cancelled() and task.exception() is not None:
+            logger.error("run_task_failed", run_id=run_id, error=repr(task.exception()))

@@ -1,0 +1,48 @@
+"""WaitForRun: long-poll a run until it ends or the wait is over."""
+
+import asyncio
+
+from agentkit.application.errors import RunNotFound
+from agentkit.application.ports.clock import Clock
+from agentkit.application.ports.run_repository import RunRepository
+from agentkit.application.ports.run_scheduler import RunScheduler
+from agentkit.domain.ids import OwnerId, RunId
+from agentkit.domain.run import Run
+
+
+class WaitForRun:
+    """Read a run of this owner, waiting up to `wait_s` for it to reach a terminal status.
+
+    Rules:
+    - A run executing in this process is awaited directly (it answers the moment it ends).
+    - A run executing elsewhere is polled every `poll_s` seconds.
+    - Another owner's run is not found.
+    """
+
+    def __init__(self, *, runs: RunRepository, scheduler: RunScheduler, clock: Clock, poll_s: float = 0.25) -> None:
+        self._runs = runs
+        self._scheduler = scheduler
+        self._clock = clock
+        self._poll_s = poll_s
+
+    async def execute(self, run_id: RunId, owner: OwnerId | None, *, wait_s: float) -> Run:
+        """The run once it ended, or as it stands when the wait is over."""
+        run = await self._get(run_id, owner)
+        deadline = self._clock.monotonic() + wait_s
+        while not run.is_terminal:
+            remaining = deadline - self._clock.monotonic()
+            if remaining <= 0:
+                break
+            not_running_here = await self._scheduler.wait(run_id, remaining)
+            run = await self._get(run_id, owner)
+            if not_running_here and not run.is_terminal:
+                # it executes in another process: poll the repository
+                await asyncio.sleep(min(self._poll_s, max(deadline - self._clock.monotonic(), 0)))
+                run = await self._get(run_id, owner)
+        return run
+
+    async def _get(self, run_id: RunId, owner: OwnerId | None) -> Run:
+        run = await self._runs.get(run_id)
+        if run is None or (owner is not None and run.owner != owner):
+            raise RunNotFound(f"no run with id {run_id!r}")
+        return run

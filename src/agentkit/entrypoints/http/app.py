@@ -1,0 +1,87 @@
+"""The Litestar app factory: routes, errors, docs, lifespan, and the dishka container (no globals)."""
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import structlog
+from dishka import AsyncContainer
+from dishka.integrations.litestar import setup_dishka
+from litestar import Litestar, Router
+from litestar.di import Provide
+from litestar.openapi.config import OpenAPIConfig
+from litestar.openapi.plugins import ScalarRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
+
+from agentkit import __version__
+from agentkit.application.ports.run_scheduler import RunScheduler
+from agentkit.application.runs.expire_runs import ExpireLapsedRuns
+from agentkit.application.settings import Settings
+from agentkit.entrypoints.http.auth import API_KEY_HEADER, ApiKeys, authenticate
+from agentkit.entrypoints.http.meta import health, list_tools
+from agentkit.entrypoints.http.middleware import request_context
+from agentkit.entrypoints.http.problems import EXCEPTION_HANDLERS
+from agentkit.entrypoints.http.runs import RunsController
+
+logger = structlog.get_logger(__name__)
+
+SHUTDOWN_GRACE_S = 10.0
+API_KEY_SCHEME = SecurityScheme(type="apiKey", name=API_KEY_HEADER, security_scheme_in="header")
+
+
+def create_app(container: AsyncContainer, settings: Settings) -> Litestar:
+    """The HTTP API on this container. The app closes the container when it shuts down."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        scheduler = await container.get(RunScheduler)
+        sweeper = asyncio.create_task(_sweep(container, interval_s=settings.run_lease_s / 2), name="agentkit-sweeper")
+        logger.info("api_started", run_mode=settings.run_mode, api_keys=len(settings.api_keys))
+        try:
+            yield
+        finally:
+            sweeper.cancel()
+            await scheduler.shutdown(SHUTDOWN_GRACE_S)
+            await container.close()
+            logger.info("api_stopped")
+
+    v1 = Router(
+        path="/v1",
+        route_handlers=[RunsController, list_tools],
+        dependencies={"owner": Provide(authenticate)},
+        security=[{"ApiKey": []}],
+    )
+    app = Litestar(
+        route_handlers=[v1, health],
+        exception_handlers=EXCEPTION_HANDLERS,
+        lifespan=[lifespan],
+        request_max_body_size=settings.max_body_bytes,
+        openapi_config=OpenAPIConfig(
+            title="AgentKit",
+            version=__version__,
+            description="Run agents on typed tools; every step traced.",
+            path="/docs",
+            render_plugins=[ScalarRenderPlugin()],
+            components=Components(
+                security_schemes={
+                    "ApiKey": SecurityScheme(type="apiKey", name=API_KEY_HEADER, security_scheme_in="header")
+                }
+            ),
+        ),
+        middleware=[request_context],
+        debug=False,
+    )
+    app.state.api_keys = ApiKeys(settings.api_keys)
+    setup_dishka(container, app)
+    return app
+
+
+async def _sweep(container: AsyncContainer, *, interval_s: float) -> None:
+    """Expire runs whose executor died, for as long as the app runs."""
+    while True:
+        await asyncio.sleep(interval_s)
+        try:
+            async with container() as request:
+                await (await request.get(ExpireLapsedRuns)).execute()
+        except Exception as exc:
+            logger.warning("sweep_failed", error=str(exc))

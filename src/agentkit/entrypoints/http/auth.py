@@ -1,0 +1,49 @@
+"""API keys: `X-API-Key` against API_KEYS, compared in constant time, never logged."""
+
+import hashlib
+import hmac
+from collections.abc import Iterable
+from typing import Any
+
+from litestar import Request
+
+from agentkit.domain.ids import OwnerId
+from agentkit.entrypoints.http.problems import Unauthorized
+
+API_KEY_HEADER = "X-API-Key"
+
+
+class ApiKeys:
+    """The configured keys; a run belongs to the key that created it, named by a hash of the key."""
+
+    def __init__(self, keys: Iterable[str]) -> None:
+        self._keys = [(key.encode(), owner_id(key)) for key in keys]
+
+    def owner(self, presented: str | None) -> OwnerId:
+        """The owner id of a presented key.
+
+        Raises:
+            Unauthorized: the key is missing or not configured.
+        """
+        if not presented:
+            raise Unauthorized(f"send an API key in the {API_KEY_HEADER} header")
+        candidate = presented.encode()
+        found: OwnerId | None = None
+        for key, owner in self._keys:
+            # compare against every key, so timing tells nothing about which one nearly matched
+            if hmac.compare_digest(candidate, key):
+                found = owner
+        if found is None:
+            raise Unauthorized("the API key is not valid")
+        return found
+
+
+def owner_id(key: str) -> OwnerId:
+    """A stable id for a key that does not reveal it (the key itself is never stored)."""
+    return OwnerId("key_" + hashlib.sha256(key.encode()).hexdigest()[:16])
+
+
+async def authenticate(request: Request[Any, Any, Any]) -> OwnerId:
+    """Litestar dependency: the caller's owner id."""
+    keys: ApiKeys = request.app.state.api_keys
+    return keys.owner(request.headers.get(API_KEY_HEADER))

@@ -1,0 +1,195 @@
+"""The wire format: msgspec Structs for every request and response, and the mapping from the domain."""
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from agentkit.domain.run import Run
+from agentkit.domain.steps import LLMStep, Step
+from agentkit.domain.tools import ToolSchema
+
+SessionIdText = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=128,
+        pattern=r"^[A-Za-z0-9._:-]+$",
+        description="Continue this conversation (letters, digits and . _ : -).",
+    ),
+]
+
+
+StatusText = Literal[
+    "pending", "running", "succeeded", "failed", "refused", "max_steps_exceeded", "timed_out", "cancelled", "expired"
+]
+
+
+class RunCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """POST /v1/runs: what the agent should do."""
+
+    goal: Annotated[str, msgspec.Meta(min_length=1, max_length=100_000, description="The task, in plain words.")]
+    session_id: SessionIdText | None = None
+    output_schema: (
+        Annotated[dict[str, Any], msgspec.Meta(description="A JSON object schema the final output must follow.")] | None
+    ) = None
+    max_steps: Annotated[int, msgspec.Meta(ge=1, le=1000, description="At most this many LLM turns.")] | None = None
+
+
+class Usage(msgspec.Struct, kw_only=True):
+    """Tokens spent."""
+
+    input_tokens: int
+    output_tokens: int
+
+
+class RunLinks(msgspec.Struct, kw_only=True):
+    """Where to read more."""
+
+    self: str
+    trace: str
+    cancel: str
+
+
+class RunView(msgspec.Struct, kw_only=True):
+    """A run: its status, answer and what it cost."""
+
+    id: str
+    status: Literal[
+        "pending",
+        "running",
+        "succeeded",
+        "failed",
+        "refused",
+        "max_steps_exceeded",
+        "timed_out",
+        "cancelled",
+        "expired",
+    ]
+    goal: str
+    session_id: str | None
+    answer: str | None
+    output: Any
+    failure_reason: str | None
+    max_steps: int
+    usage: Usage
+    cancel_requested: bool
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    links: RunLinks
+
+
+class ToolCallView(msgspec.Struct, kw_only=True):
+    """A tool call the model asked for."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class ToolResultView(msgspec.Struct, kw_only=True):
+    """What a tool call returned."""
+
+    ok: bool
+    output: str
+    error: str | None
+    truncated: bool
+
+
+class StepView(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One step of a trace: an LLM call (`kind=llm`) or a tool call (`kind=tool`)."""
+
+    step_no: int
+    kind: Literal["llm", "tool"]
+    created_at: datetime
+    latency_ms: float
+    input_tokens: int = 0
+    output_tokens: int = 0
+    text: str | None = None
+    tool_calls: list[ToolCallView] | None = None
+    finish_reason: str | None = None
+    attempts: int | None = None
+    error: str | None = None
+    tool_name: str | None = None
+    call_id: str | None = None
+    arguments: dict[str, Any] | None = None
+    result: ToolResultView | None = None
+
+
+class TraceView(msgspec.Struct, kw_only=True):
+    """A run's steps in order."""
+
+    run_id: str
+    status: str
+    steps: list[StepView]
+
+
+class ToolView(msgspec.Struct, kw_only=True):
+    """A registered tool as models see it."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+class HealthView(msgspec.Struct, kw_only=True):
+    """Liveness and each dependency's state."""
+
+    status: Literal["ok", "degraded"]
+    checks: dict[str, str]
+
+
+def run_view(run: Run, base: str = "/v1/runs") -> RunView:
+    """The wire view of a run."""
+    url = f"{base}/{run.id}"
+    return RunView(
+        id=run.id,
+        status=run.status.value,
+        goal=run.goal,
+        session_id=run.session_id,
+        answer=run.answer,
+        output=run.output,
+        failure_reason=run.failure_reason,
+        max_steps=run.max_steps,
+        usage=Usage(input_tokens=run.input_tokens, output_tokens=run.output_tokens),
+        cancel_requested=run.cancel_requested,
+        created_at=run.created_at,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+        links=RunLinks(self=url, trace=f"{url}/trace", cancel=f"{url}/cancel"),
+    )
+
+
+def step_view(step: Step) -> StepView:
+    """The wire view of a step."""
+    if isinstance(step, LLMStep):
+        return StepView(
+            step_no=step.step_no,
+            kind="llm",
+            created_at=step.created_at,
+            latency_ms=round(step.latency_ms, 3),
+            input_tokens=step.usage.input_tokens,
+            output_tokens=step.usage.output_tokens,
+            text=step.text or None,
+            tool_calls=[ToolCallView(id=c.id, name=c.name, arguments=c.arguments) for c in step.tool_calls] or None,
+            finish_reason=step.finish_reason.value if step.finish_reason else None,
+            attempts=step.attempts,
+            error=step.error,
+        )
+    result = step.result
+    return StepView(
+        step_no=step.step_no,
+        kind="tool",
+        created_at=step.created_at,
+        latency_ms=round(step.latency_ms, 3),
+        tool_name=step.tool_name,
+        call_id=step.call_id,
+        arguments=step.arguments,
+        result=ToolResultView(ok=result.ok, output=result.output, error=result.error, truncated=result.truncated),
+    )
+
+
+def tool_view(schema: ToolSchema) -> ToolView:
+    """The wire view of a tool."""
+    return ToolView(name=schema.name, description=schema.description, parameters=schema.parameters)

@@ -1,0 +1,24 @@
+"""/v1/tools and /health."""
+
+from dishka.integrations.litestar import FromDishka, inject
+from litestar import Response, get
+
+from agentkit.application.health import CheckHealth
+from agentkit.application.tools.registry import ToolRegistry
+from agentkit.entrypoints.http.dto import HealthView, ToolView, tool_view
+
+
+@get("/tools", tags=["tools"], summary="List the registered tools")
+@inject
+async def list_tools(registry: FromDishka[ToolRegistry]) -> list[ToolView]:
+    """The tools every run may call, with the JSON schemas models see."""
+    return [tool_view(schema) for schema in registry.schemas()]
+
+
+@get("/health", tags=["health"], summary="Liveness and dependency checks")
+@inject
+async def health(check: FromDishka[CheckHealth]) -> Response[HealthView]:
+    """200 when every dependency answers, 503 otherwise; no API key needed."""
+    report = await check.execute()
+    view = HealthView(status="ok" if report.healthy else "degraded", checks=report.checks)
+    return Response(view, status_code=200 if report.healthy else 503)

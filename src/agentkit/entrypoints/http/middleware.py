@@ -1,0 +1,47 @@
+"""Request ids and access logs."""
+
+import re
+import time
+import uuid
+
+import structlog
+from litestar.enums import ScopeType
+from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+logger = structlog.get_logger("agentkit.access")
+_VALID_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+
+
+def request_context(app: ASGIApp) -> ASGIApp:
+    """Give each request an id (the caller's X-Request-ID when sane), echo it, log one access line."""
+
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != ScopeType.HTTP:
+            await app(scope, receive, send)
+            return
+        incoming = next((v.decode() for k, v in scope["headers"] if k == b"x-request-id"), "")
+        request_id = incoming if _VALID_ID.match(incoming) else uuid.uuid4().hex
+        status = 500
+        started = time.perf_counter()
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message["headers"] = [*message.get("headers", []), (b"x-request-id", request_id.encode())]
+            await send(message)
+
+        tokens = structlog.contextvars.bind_contextvars(request_id=request_id)
+        try:
+            await app(scope, receive, send_with_id)
+        finally:
+            logger.info(
+                "request",
+                method=scope.get("method"),
+                path=scope["path"],
+                status=status,
+                duration_ms=round((time.perf_counter() - started) * 1000, 2),
+            )
+            structlog.contextvars.reset_contextvars(**tokens)
+
+    return middleware

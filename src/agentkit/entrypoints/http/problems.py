@@ -1,0 +1,150 @@
+"""Every error as RFC 9457 problem details, mapped from domain and application errors in this one place."""
+
+import math
+from typing import Any
+
+import msgspec
+import structlog
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+
+from agentkit.application.errors import (
+    ApplicationError,
+    IdempotencyConflict,
+    IdempotencyMismatch,
+    RateLimited,
+    RunConflict,
+    RunNotFound,
+)
+from agentkit.domain.errors import DomainError, IllegalTransition, InvalidGoal
+
+logger = structlog.get_logger(__name__)
+
+PROBLEM_JSON = "application/problem+json"
+TYPE_BASE = "https://agentkit.dev/problems/"
+
+
+class Problem(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """RFC 9457 problem details, with a stable `code` and, for validation errors, the `errors`."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    instance: str
+    code: str
+    errors: list[dict[str, Any]] | None = None
+
+
+class Unauthorized(Exception):
+    """No API key, or one that is not configured."""
+
+
+_BY_ERROR: list[tuple[type[Exception], int, str]] = [
+    (RunNotFound, 404, "Run not found"),
+    (RunConflict, 409, "Run conflict"),
+    (IllegalTransition, 409, "Run conflict"),
+    (IdempotencyConflict, 409, "Request in progress"),
+    (IdempotencyMismatch, 422, "Idempotency key reused"),
+    (InvalidGoal, 422, "Invalid run request"),
+    (RateLimited, 429, "Too many requests"),
+]
+
+_HTTP_CODES = {
+    400: ("bad_request", "Bad request"),
+    401: ("unauthorized", "Unauthorized"),
+    404: ("not_found", "Not found"),
+    405: ("method_not_allowed", "Method not allowed"),
+    413: ("body_too_large", "Request body too large"),
+    415: ("unsupported_media_type", "Unsupported media type"),
+}
+
+
+def problem(
+    request: Request[Any, Any, Any],
+    status: int,
+    code: str,
+    title: str,
+    detail: str,
+    *,
+    headers: dict[str, str] | None = None,
+    errors: list[dict[str, Any]] | None = None,
+) -> Response[Problem]:
+    """A problem-details response."""
+    body = Problem(
+        type=TYPE_BASE + code.replace("_", "-"),
+        title=title,
+        status=status,
+        detail=detail,
+        instance=request.url.path,
+        code=code,
+        errors=errors,
+    )
+    return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+
+
+def on_app_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    """Domain and application errors."""
+    for kind, status, title in _BY_ERROR:
+        if isinstance(exc, kind):
+            headers = None
+            if isinstance(exc, RateLimited):
+                headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))}
+            code = getattr(exc, "code", "error")
+            return problem(request, status, code, title, str(exc), headers=headers)
+    return on_unexpected(request, exc)
+
+
+def on_validation_error(request: Request[Any, Any, Any], exc: ValidationException) -> Response[Problem]:
+    """Request bodies and parameters that do not validate: say which field and why."""
+    errors = [item for item in exc.extra if isinstance(item, dict)] if isinstance(exc.extra, list) else []
+    if errors:
+        detail = "; ".join(_describe(item) for item in errors)
+        return problem(request, 422, "validation_error", "Invalid request", detail, errors=errors)
+    # Litestar raises it without details for a body that is not JSON at all
+    return problem(request, 400, "malformed_request", "Malformed request", str(exc.detail))
+
+
+def on_http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Problem]:
+    """Routing, method, size and malformed-body errors raised by the framework."""
+    if isinstance(exc, ValidationException):
+        return on_validation_error(request, exc)
+    status = exc.status_code
+    if status >= 500:
+        return on_unexpected(request, exc)
+    detail = str(exc.detail)
+    if status == 400 and detail.startswith("JSON is malformed"):
+        return problem(request, 400, "malformed_json", "Malformed JSON", detail)
+    code, title = _HTTP_CODES.get(status, ("http_error", "Request error"))
+    if status == 413:
+        detail = "the request body is larger than the server accepts"
+    return problem(request, status, code, title, detail, headers=exc.headers)
+
+
+def on_unauthorized(request: Request[Any, Any, Any], exc: Unauthorized) -> Response[Problem]:
+    """A missing or unknown API key."""
+    return problem(request, 401, "unauthorized", "Unauthorized", str(exc), headers={"WWW-Authenticate": "X-API-Key"})
+
+
+def on_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
+    """Anything else: logged with its stack, answered without it."""
+    logger.error("unhandled_error", path=request.url.path, exc_info=exc)
+    return problem(request, 500, "internal_error", "Internal server error", "the server failed to handle the request")
+
+
+def _describe(item: dict[str, Any]) -> str:
+    key, message = item.get("key"), item.get("message", "invalid")
+    where = item.get("source", "body")
+    if key and key != "data":
+        return f"{where}.{key}: {message}"
+    return f"{where}: {message}"
+
+
+EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
+    Unauthorized: on_unauthorized,
+    ValidationException: on_validation_error,
+    HTTPException: on_http_error,
+    DomainError: on_app_error,
+    ApplicationError: on_app_error,
+    Exception: on_unexpected,
+}

@@ -1,0 +1,170 @@
+"""The LLMClient contract, run against the OpenAI adapter, the Gemini adapter and the scripted one.
+
+Each harness makes a client that will meet a named situation: the SDK adapters through their
+real SDKs on a transport replaying recorded provider answers, the scripted one from a script
+that says the same. The assertions are the port's promises, whatever the provider.
+"""
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+
+import pytest
+
+from agentkit.adapters.llm.retry import close_llm_client
+from agentkit.adapters.llm.scripted import ScriptedLLMClient
+from agentkit.application.errors import LLMRequestError, LLMUnavailable
+from agentkit.application.ports.llm_client import LLMClient
+from agentkit.domain.ids import ToolCallId
+from agentkit.domain.messages import FinishReason, LLMResponse, Message, ToolCall, Usage
+from agentkit.domain.tools import ToolSchema
+from tests.fixtures.llm.replay import Provider, ReplayTransport, gemini_client, openai_client, replies
+
+WEATHER = ToolSchema(
+    name="get_weather",
+    description="The current weather in a city.",
+    parameters={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+)
+CONVERSATION = [
+    Message(role="system", content="You are a weather assistant."),
+    Message(role="user", content="What is the weather in Paris?"),
+]
+
+# Each situation as recorded answers of each provider; the scripted harness plays SCRIPTS instead.
+RECORDINGS: dict[Provider, dict[str, tuple[str, ...]]] = {
+    "openai": {
+        "text": ("text",),
+        "tool_call": ("tool_call",),
+        "tool_calls": ("tool_calls",),
+        "refusal": ("refusal",),
+        "round_trip": ("tool_calls", "after_tool"),
+        "rejected": ("bad_request",),
+        "unavailable": ("server_error",),
+    },
+    "gemini": {
+        "text": ("text",),
+        "tool_call": ("tool_call",),
+        "tool_calls": ("tool_calls",),
+        "refusal": ("safety_block",),
+        "round_trip": ("tool_calls", "after_tool"),
+        "rejected": ("bad_request",),
+        "unavailable": ("server_error",),
+    },
+}
+
+
+def _call(call_id: str, city: str) -> ToolCall:
+    return ToolCall(id=ToolCallId(call_id), name="get_weather", arguments={"city": city})
+
+
+_USAGE = Usage(input_tokens=20, output_tokens=5)
+SCRIPTS: dict[str, list[LLMResponse]] = {
+    "text": [LLMResponse(text="Paris is the capital of France.", usage=_USAGE)],
+    "tool_call": [
+        LLMResponse(tool_calls=(_call("s-1", "Paris"),), usage=_USAGE, finish_reason=FinishReason.TOOL_CALLS)
+    ],
+    "tool_calls": [
+        LLMResponse(
+            tool_calls=(_call("s-1", "Paris"), _call("s-2", "Tokyo")),
+            usage=_USAGE,
+            finish_reason=FinishReason.TOOL_CALLS,
+        )
+    ],
+    "refusal": [LLMResponse(refusal="I can't help with that.", usage=_USAGE, finish_reason=FinishReason.REFUSED)],
+    "rejected": [],  # a script that has run out is the scripted client's rejected request
+}
+SCRIPTS["round_trip"] = [*SCRIPTS["tool_calls"], *SCRIPTS["text"]]
+
+
+@dataclass
+class Harness:
+    """Makes a client of one adapter for a situation, and closes what it made."""
+
+    name: str
+    make: Callable[[str], LLMClient]
+    made: list[LLMClient] = field(default_factory=list)
+
+    def client(self, situation: str) -> LLMClient:
+        client = self.make(situation)
+        self.made.append(client)
+        return client
+
+
+def _replaying(provider: Provider) -> Callable[[str], LLMClient]:
+    build = openai_client if provider == "openai" else gemini_client
+
+    def make(situation: str) -> LLMClient:
+        return build(ReplayTransport(replies(provider, *RECORDINGS[provider][situation])))
+
+    return make
+
+
+@pytest.fixture(params=["openai", "gemini", "scripted"])
+async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
+    name: str = request.param
+    if name == "scripted":
+        made = Harness(name, lambda situation: ScriptedLLMClient(SCRIPTS[situation]))
+    else:
+        made = Harness(name, _replaying("openai" if name == "openai" else "gemini"))
+    yield made
+    for client in made.made:
+        await close_llm_client(client)
+
+
+async def test_a_plain_answer(harness: Harness) -> None:
+    response = await harness.client("text").chat(CONVERSATION, [WEATHER])
+    assert response.text
+    assert response.tool_calls == ()
+    assert response.finish_reason is FinishReason.STOP
+    assert response.refusal is None
+    assert response.usage.input_tokens > 0
+    assert response.usage.output_tokens > 0
+
+
+async def test_one_tool_call_names_the_tool_and_carries_parsed_arguments(harness: Harness) -> None:
+    response = await harness.client("tool_call").chat(CONVERSATION, [WEATHER])
+    assert response.finish_reason is FinishReason.TOOL_CALLS
+    (call,) = response.tool_calls
+    assert call.id
+    assert call.name == "get_weather"
+    assert call.arguments["city"] == "Paris"
+    assert call.arguments_error is None
+
+
+async def test_several_tool_calls_keep_their_order_and_have_distinct_ids(harness: Harness) -> None:
+    response = await harness.client("tool_calls").chat(CONVERSATION, [WEATHER])
+    assert [call.arguments["city"] for call in response.tool_calls] == ["Paris", "Tokyo"]
+    assert len({call.id for call in response.tool_calls}) == 2
+
+
+async def test_a_refusal_is_reported_as_refused_with_a_reason(harness: Harness) -> None:
+    response = await harness.client("refusal").chat(CONVERSATION, [WEATHER])
+    assert response.finish_reason is FinishReason.REFUSED
+    assert response.refusal
+    assert response.tool_calls == ()
+
+
+async def test_tool_results_answer_the_calls_and_the_conversation_goes_on(harness: Harness) -> None:
+    client = harness.client("round_trip")
+    first = await client.chat(CONVERSATION, [WEATHER])
+    history = [
+        *CONVERSATION,
+        first.to_message(),
+        *(Message(role="tool", content="18 °C", tool_call_id=call.id, name=call.name) for call in first.tool_calls),
+    ]
+    second = await client.chat(history, [WEATHER])
+    assert second.text
+    assert second.tool_calls == ()
+
+
+async def test_a_rejected_request_raises_llm_request_error(harness: Harness) -> None:
+    with pytest.raises(LLMRequestError):
+        await harness.client("rejected").chat(CONVERSATION, [WEATHER])
+
+
+# A script never meets transient trouble: this promise concerns the adapters that talk to a provider.
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
+async def test_transient_trouble_raises_llm_unavailable_for_the_retry_policy(provider: Provider) -> None:
+    client = _replaying(provider)("unavailable")
+    with pytest.raises(LLMUnavailable):
+        await client.chat(CONVERSATION, [WEATHER])
+    await close_llm_client(client)

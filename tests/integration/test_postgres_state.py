@@ -1,0 +1,137 @@
+"""Postgres specifics beyond the contract: migrations, URL forms, cascades, odd values, a dead server."""
+
+import asyncio
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from agentkit.adapters.postgres import (
+    AlembicSchemaMigrator,
+    SqlaRunRepository,
+    SqlaTraceSink,
+    create_engine,
+    parse_database_url,
+)
+from agentkit.adapters.postgres.tables import metadata, steps
+from agentkit.domain import run as runs
+from agentkit.domain.ids import OwnerId, RunId, ToolCallId
+from agentkit.domain.run import Run
+from agentkit.domain.steps import ToolStep
+from agentkit.domain.tools import ToolResult
+from tests.state_fixtures import StateServers, create_database, drop_database, unique_name
+
+pytestmark = pytest.mark.integration
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+def finished_run(at: datetime) -> Run:
+    run = Run(id=RunId(str(uuid.uuid4())), owner=OwnerId("key-1"), goal="g", created_at=at)
+    return runs.succeed(runs.start(run, now=at, lease_until=at), now=at, answer="done")
+
+
+def tool_step(run_id: RunId, step_no: int, value: object = None) -> ToolStep:
+    return ToolStep(
+        run_id=run_id,
+        step_no=step_no,
+        created_at=T0,
+        latency_ms=1.0,
+        call_id=ToolCallId("c1"),
+        tool_name="t",
+        arguments={},
+        result=ToolResult(ok=True, output="x", value=value),
+    )
+
+
+async def test_the_migrations_build_exactly_the_tables_the_adapters_use(pg_engine: AsyncEngine) -> None:
+    async with pg_engine.connect() as conn:
+        diff = await conn.run_sync(
+            lambda sync: compare_metadata(MigrationContext.configure(sync, opts={"compare_type": True}), metadata)
+        )
+
+    assert diff == []
+    assert await AlembicSchemaMigrator(pg_engine).current() == "0001"
+
+
+async def test_migrating_a_fresh_database_from_two_processes_at_once_applies_each_migration_once(
+    state_servers: StateServers,
+) -> None:
+    name = unique_name("migrate")
+    url = await create_database(state_servers.server_url, name, migrate=False)
+    engines = [create_engine(url) for _ in range(2)]
+    try:
+        assert await AlembicSchemaMigrator(engines[0]).current() is None
+        await asyncio.gather(*(AlembicSchemaMigrator(e).upgrade() for e in engines))
+        await AlembicSchemaMigrator(engines[0]).upgrade()
+
+        assert await AlembicSchemaMigrator(engines[1]).current() == "0001"
+    finally:
+        for engine in engines:
+            await engine.dispose()
+        await drop_database(state_servers.server_url, name)
+
+
+@pytest.mark.parametrize("scheme", ["postgresql", "postgresql+asyncpg"])
+async def test_database_url_works_in_the_usual_and_the_asyncpg_form(state_servers: StateServers, scheme: str) -> None:
+    raw = state_servers.database_url.set(drivername=scheme).render_as_string(hide_password=False)
+    engine = create_engine(parse_database_url(raw))
+    try:
+        run = finished_run(T0)
+        await SqlaRunRepository(engine).add(run)
+        assert await SqlaRunRepository(engine).get(run.id) == run
+    finally:
+        await engine.dispose()
+
+
+async def test_deleting_old_runs_deletes_their_steps(pg_engine: AsyncEngine) -> None:
+    repo, trace = SqlaRunRepository(pg_engine), SqlaTraceSink(pg_engine)
+    old, new = finished_run(T0), finished_run(T0 + timedelta(days=3))
+    for run in (old, new):
+        await repo.add(run)
+        for step_no in (1, 2):
+            await trace.record(tool_step(run.id, step_no))
+
+    assert await repo.delete_finished_before(T0 + timedelta(days=1)) == 1
+
+    async with pg_engine.connect() as conn:
+        remaining = (await conn.execute(select(func.count()).select_from(steps))).scalar_one()
+    assert remaining == 2
+    assert await trace.steps(old.id) == []
+
+
+async def test_a_tool_value_json_cannot_hold_is_kept_as_its_text(pg_engine: AsyncEngine) -> None:
+    run = finished_run(T0)
+    await SqlaRunRepository(pg_engine).add(run)
+    trace = SqlaTraceSink(pg_engine)
+
+    await trace.record(tool_step(run.id, 1, value=object))
+
+    [step] = await trace.steps(run.id)
+    assert isinstance(step, ToolStep)
+    assert step.result.value == str(object)
+    assert trace.failed_writes == 0
+
+
+async def test_a_write_to_a_server_that_is_down_is_logged_and_swallowed_quickly(unused_tcp_port: int) -> None:
+    engine = create_engine(parse_database_url(f"postgresql://postgres@127.0.0.1:{unused_tcp_port}/none"))
+    sink = SqlaTraceSink(engine, write_timeout_s=0.5)
+    started = time.perf_counter()
+
+    await sink.record(tool_step(RunId(str(uuid.uuid4())), 1))
+
+    assert sink.failed_writes == 1
+    assert time.perf_counter() - started < 1.0
+    await engine.dispose()
+
+
+async def test_a_write_for_a_run_that_does_not_exist_is_swallowed(pg_engine: AsyncEngine) -> None:
+    sink = SqlaTraceSink(pg_engine)
+
+    await sink.record(tool_step(RunId(str(uuid.uuid4())), 1))
+
+    assert sink.failed_writes == 1

@@ -1,0 +1,106 @@
+"""StateProvider: the container binds the state ports to memory, to configured servers, or to embedded ones."""
+
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+from dishka import AsyncContainer, Provider, Scope, from_context, make_async_container, provide
+
+from agentkit.adapters.memory import InMemoryRunRepository, InMemorySessionStore, InMemoryTraceSink
+from agentkit.adapters.postgres import SqlaRunRepository, SqlaTraceSink
+from agentkit.adapters.redis import RedisRateLimiter, RedisSessionStore
+from agentkit.adapters.system import SystemClock
+from agentkit.application.ports.clock import Clock
+from agentkit.application.ports.rate_limiter import RateLimiter
+from agentkit.application.ports.run_repository import RunRepository
+from agentkit.application.ports.schema_migrator import SchemaMigrator
+from agentkit.application.ports.session_store import SessionStore
+from agentkit.application.ports.trace_sink import TraceReader, TraceSink
+from agentkit.application.settings import Settings, load_settings
+from agentkit.container.state import StateProvider
+from agentkit.domain.ids import OwnerId, RunId, SessionId
+from agentkit.domain.messages import Message
+from agentkit.domain.run import Run
+from tests.state_fixtures import StateServers
+
+
+class _Core(Provider):
+    """What the lead's core provider gives StateProvider: settings and a clock."""
+
+    settings = from_context(provides=Settings, scope=Scope.APP)
+
+    @provide(scope=Scope.APP)
+    def clock(self) -> Clock:
+        return SystemClock()
+
+
+@asynccontextmanager
+async def container(**settings: Any) -> AsyncIterator[AsyncContainer]:
+    built = make_async_container(_Core(), StateProvider(), context={Settings: load_settings({}, **settings)})
+    try:
+        yield built
+    finally:
+        await built.close()
+
+
+async def test_without_servers_every_port_is_in_memory_and_both_trace_ports_are_one_store() -> None:
+    async with container(state_backend="auto") as c:
+        assert isinstance(await c.get(RunRepository), InMemoryRunRepository)
+        assert isinstance(await c.get(SessionStore), InMemorySessionStore)
+        sink, reader = await c.get(TraceSink), await c.get(TraceReader)
+        assert isinstance(sink, InMemoryTraceSink)
+        assert sink is reader
+        await (await c.get(SchemaMigrator)).upgrade()
+
+
+@pytest.mark.integration
+async def test_with_urls_the_ports_are_postgres_and_redis(state_servers: StateServers) -> None:
+    url = state_servers.database_url.render_as_string(hide_password=False)
+    async with container(state_backend="external", database_url=url, redis_url=state_servers.redis_url) as c:
+        assert isinstance(await c.get(RunRepository), SqlaRunRepository)
+        assert isinstance(await c.get(TraceSink), SqlaTraceSink)
+        assert await c.get(TraceSink) is await c.get(TraceReader)
+        assert isinstance(await c.get(SessionStore), RedisSessionStore)
+        assert isinstance(await c.get(RateLimiter), RedisRateLimiter)
+        assert await (await c.get(SchemaMigrator)).current() == "0001"
+
+
+@pytest.mark.integration
+async def test_the_embedded_servers_keep_their_data_across_a_restart_and_stop_on_close(tmp_path: Path) -> None:
+    data_dir = tmp_path / "agentkit-data"
+    run = Run(id=RunId(str(uuid.uuid4())), owner=OwnerId("k"), goal="remember me", created_at=datetime.now(UTC))
+    history = [Message(role="user", content="hello")]
+
+    async with container(state_backend="embedded", agentkit_data_dir=str(data_dir)) as c:
+        await (await c.get(RunRepository)).add(run)
+        await (await c.get(SessionStore)).save(OwnerId("k"), SessionId("s"), history)
+        before = _children()
+    assert (data_dir / "postgres" / "PG_VERSION").is_file()
+    assert before
+    assert not [p for p in before if _alive(p)]
+
+    async with container(state_backend="embedded", agentkit_data_dir=str(data_dir)) as c:
+        assert await (await c.get(RunRepository)).get(run.id) == run
+        assert await (await c.get(SessionStore)).load(OwnerId("k"), SessionId("s")) == history
+
+
+def _children() -> list[psutil.Process]:
+    """The postgres and redis-server processes this test started (they are not our children: they daemonise)."""
+    return [
+        p
+        for p in psutil.process_iter(["name", "cmdline"])
+        if p.info["name"] in ("postgres", "redis-server") and "agentkit-data" in " ".join(p.info["cmdline"] or [])
+    ]
+
+
+def _alive(process: psutil.Process) -> bool:
+    # A stopped server whose parent (often PID 1 in a container) has not reaped it yet is a zombie: gone.
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False

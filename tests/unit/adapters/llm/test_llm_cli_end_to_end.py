@@ -1,0 +1,145 @@
+"""`agentkit run` end to end against an OpenAI-compatible server on 127.0.0.1 (a tiny stdlib one).
+
+Nothing here knows the adapter: the environment names the provider, the model and the URL, as a
+user pointing AgentKit at a local vLLM, Ollama or llama.cpp server would.
+"""
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentkit.entrypoints.cli.main import main
+from tests.fixtures.llm.replay import FIXTURES
+
+TOOLS_MODULE = '''
+from agentkit import tool
+
+@tool
+def add(a: float, b: float) -> float:
+    """Add two numbers.
+
+    Args:
+        a: The first number.
+        b: The second number.
+    """
+    return a + b
+'''
+
+
+def completion(message: dict[str, Any], finish_reason: str, prompt_tokens: int, completion_tokens: int) -> Any:
+    """A Chat Completions answer shaped like the recorded ones, with this message."""
+    body = json.loads((FIXTURES / "openai" / "text.json").read_text())["body"]
+    body["model"] = "test-model"
+    body["choices"][0]["message"] = {"role": "assistant", "content": None, **message}
+    body["choices"][0]["finish_reason"] = finish_reason
+    body["usage"] = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+    }
+    return body
+
+
+ADD_CALL = {"id": "call_e2e_1", "type": "function", "function": {"name": "add", "arguments": '{"a": 2, "b": 3}'}}
+
+
+class CompatibleServer:
+    """An OpenAI-compatible `/v1/chat/completions` answering from a queue; it keeps what it was sent."""
+
+    def __init__(self, answers: list[tuple[int, Any]]) -> None:
+        self.answers = answers
+        self.received: list[tuple[str, dict[str, str], Any]] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+                server.received.append((self.path, dict(self.headers.items()), body))
+                status, answer = server.answers.pop(0)
+                payload = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, format: str, *args: Any) -> None:  # keep the test output clean
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> "CompatibleServer":
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def compatible_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[pytest.MonkeyPatch]:
+    """A clean environment with the `add` tool; state in memory, no servers but ours."""
+    for name in ("DATABASE_URL", "REDIS_URL", "POSTGRES_HOST", "LLM_SCRIPT", "MAX_STEPS", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "e2e_llm_tools.py").write_text(TOOLS_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("AGENTKIT_TOOL_MODULES", "e2e_llm_tools")
+    monkeypatch.setenv("STATE_BACKEND", "memory")
+    monkeypatch.setenv("LOG_LEVEL", "WARNING")
+    monkeypatch.setenv("LLM_PROVIDER", "openai")
+    monkeypatch.setenv("OPENAI_API_KEY", "test")
+    monkeypatch.setenv("LLM_MODEL", "test-model")
+    monkeypatch.setenv("LLM_BACKOFF_BASE_S", "0.01")
+    yield monkeypatch
+
+
+def test_agentkit_run_against_a_compatible_server(
+    compatible_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    answers = [
+        (429, {"error": {"message": "busy", "type": "requests", "code": None}}),  # retried by the one policy
+        (200, completion({"tool_calls": [ADD_CALL]}, "tool_calls", 50, 7)),
+        (200, completion({"content": "2 + 3 = 5"}, "stop", 70, 5)),
+    ]
+    with CompatibleServer(answers) as server:
+        compatible_env.setenv("LLM_BASE_URL", server.url)
+        code = main(["run", "what is 2+3?"])
+
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "status: succeeded" in out
+    assert out.rstrip().endswith("2 + 3 = 5")
+    assert len(server.received) == 3
+    path, headers, first = server.received[1]
+    assert path == "/v1/chat/completions"
+    assert headers["Authorization"] == "Bearer test"
+    assert first["model"] == "test-model"
+    assert [tool["function"]["name"] for tool in first["tools"]] == ["add"] or "add" in {
+        tool["function"]["name"] for tool in first["tools"]
+    }
+    _, _, second = server.received[2]
+    assistant, result = second["messages"][-2:]
+    assert assistant["tool_calls"] == [ADD_CALL | {"function": {"name": "add", "arguments": '{"a": 2, "b": 3}'}}]
+    assert (result["role"], result["tool_call_id"], result["content"]) == ("tool", "call_e2e_1", "5.0")
+
+
+def test_agentkit_run_says_why_when_the_server_rejects_the_key(
+    compatible_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    unauthorized = json.loads((FIXTURES / "openai" / "unauthorized.json").read_text())["body"]
+    with CompatibleServer([(401, unauthorized)]) as server:
+        compatible_env.setenv("LLM_BASE_URL", server.url)
+        code = main(["run", "what is 2+3?"])
+
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "status: failed" in out
+    assert "rejected the API key (HTTP 401); check OPENAI_API_KEY" in out
+    assert len(server.received) == 1  # never retried
