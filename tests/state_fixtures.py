@@ -19,7 +19,6 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import asyncpg  # type: ignore[import-untyped]
 import pytest
 from redis.asyncio import Redis
 from sqlalchemy import text
@@ -29,10 +28,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from agentkit.adapters.embedded import EmbeddedPostgres, EmbeddedRedis
 from agentkit.adapters.postgres import (
     AlembicSchemaMigrator,
-    asyncpg_dsn,
+    create_database,
     create_engine,
+    drop_database,
     parse_database_url,
-    with_database,
 )
 from agentkit.adapters.redis import create_redis
 
@@ -54,30 +53,15 @@ class StateServers:
     embedded: bool
 
 
-async def create_database(server_url: URL, name: str, *, migrate: bool) -> URL:
-    """Create database `name` (migrated to head if asked); return its URL."""
-    conn = await asyncpg.connect(asyncpg_dsn(server_url))
+async def create_migrated_database(server_url: URL, name: str) -> URL:
+    """Create database `name` and migrate it to head; return its URL."""
+    url = await create_database(server_url, name)
+    engine = create_engine(url, pool_size=1, max_overflow=0)
     try:
-        await conn.execute(f'CREATE DATABASE "{name}"')
+        await AlembicSchemaMigrator(engine).upgrade()
     finally:
-        await conn.close()
-    url = with_database(server_url, name)
-    if migrate:
-        engine = create_engine(url, pool_size=1, max_overflow=0)
-        try:
-            await AlembicSchemaMigrator(engine).upgrade()
-        finally:
-            await engine.dispose()
+        await engine.dispose()
     return url
-
-
-async def drop_database(server_url: URL, name: str) -> None:
-    """Drop database `name`, closing any connection a test left behind."""
-    conn = await asyncpg.connect(asyncpg_dsn(server_url))
-    try:
-        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    finally:
-        await conn.close()
 
 
 def unique_name(kind: str) -> str:
@@ -106,7 +90,7 @@ def state_servers() -> Iterator[StateServers]:
             started.append(redis)
             redis_url = redis.start()
         name = unique_name("test")
-        database_url = asyncio.run(create_database(server_url, name, migrate=True))
+        database_url = asyncio.run(create_migrated_database(server_url, name))
         try:
             yield StateServers(
                 server_url=server_url, database_url=database_url, redis_url=redis_url, embedded=bool(started)

@@ -15,7 +15,9 @@ from agentkit.adapters.postgres import (
     AlembicSchemaMigrator,
     SqlaRunRepository,
     SqlaTraceSink,
+    create_database,
     create_engine,
+    drop_database,
     parse_database_url,
 )
 from agentkit.adapters.postgres.tables import metadata, steps
@@ -24,7 +26,7 @@ from agentkit.domain.ids import OwnerId, RunId, ToolCallId
 from agentkit.domain.run import Run
 from agentkit.domain.steps import ToolStep
 from agentkit.domain.tools import ToolResult
-from tests.state_fixtures import StateServers, create_database, drop_database, unique_name
+from tests.state_fixtures import StateServers, unique_name
 
 pytestmark = pytest.mark.integration
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
@@ -62,7 +64,7 @@ async def test_migrating_a_fresh_database_from_two_processes_at_once_applies_eac
     state_servers: StateServers,
 ) -> None:
     name = unique_name("migrate")
-    url = await create_database(state_servers.server_url, name, migrate=False)
+    url = await create_database(state_servers.server_url, name)
     engines = [create_engine(url) for _ in range(2)]
     try:
         assert await AlembicSchemaMigrator(engines[0]).current() is None

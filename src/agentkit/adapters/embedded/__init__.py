@@ -10,8 +10,9 @@ from pathlib import Path
 
 from sqlalchemy.engine import URL
 
-from agentkit.adapters.embedded.postgres_server import EmbeddedPostgres, ensure_database
+from agentkit.adapters.embedded.postgres_server import EmbeddedPostgres
 from agentkit.adapters.embedded.redis_server import EmbeddedRedis
+from agentkit.adapters.postgres.admin import create_database
 
 
 class EmbeddedServers:
@@ -31,7 +32,7 @@ class EmbeddedServers:
     async def start_postgres(self, database: str) -> URL:
         """Start PostgreSQL, create `database` if needed, and return that database's URL."""
         self.postgres_url = await asyncio.to_thread(self._postgres.start)
-        return await ensure_database(self.postgres_url, database)
+        return await create_database(self.postgres_url, database, if_missing=True)
 
     async def start_redis(self) -> str:
         """Start Redis and return its URL."""
@@ -44,4 +45,4 @@ class EmbeddedServers:
         await asyncio.to_thread(self._postgres.stop)
 
 
-__all__ = ["EmbeddedPostgres", "EmbeddedRedis", "EmbeddedServers", "ensure_database"]
+__all__ = ["EmbeddedPostgres", "EmbeddedRedis", "EmbeddedServers"]

@@ -5,11 +5,10 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-import asyncpg  # type: ignore[import-untyped]
 import structlog
 from sqlalchemy.engine import URL
 
-from agentkit.adapters.postgres.url import asyncpg_dsn, parse_database_url, with_database
+from agentkit.adapters.postgres.url import parse_database_url
 from agentkit.application.errors import ConfigurationError
 
 _log = structlog.get_logger(__name__)
@@ -68,18 +67,3 @@ class EmbeddedPostgres:
         self._server.cleanup()
         self._server = None
         _log.info("embedded_postgres_stopped", data_dir=str(self._pgdata))
-
-
-async def ensure_database(server_url: URL, name: str) -> URL:
-    """Create database `name` on the server if it is missing; return its URL."""
-    conn = await asyncpg.connect(asyncpg_dsn(server_url))
-    try:
-        exists = await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name)
-        if not exists:
-            # Identifiers cannot be bound parameters; quote it the way PostgreSQL does.
-            quoted = '"' + name.replace('"', '""') + '"'
-            await conn.execute(f"CREATE DATABASE {quoted}")
-            _log.info("embedded_database_created", database=name)
-    finally:
-        await conn.close()
-    return with_database(server_url, name)

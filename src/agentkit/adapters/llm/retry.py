@@ -11,6 +11,7 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 import msgspec
 import structlog
@@ -25,7 +26,11 @@ from agentkit.domain.tools import ToolSchema
 Sleeper = Callable[[float], Awaitable[None]]
 RandomSource = Callable[[], float]
 
-log = structlog.get_logger(__name__)
+
+def _logger() -> Any:
+    # Looked up per event, not cached at import: a logger cached before the entrypoint (or a test)
+    # reconfigures structlog would keep writing to the old stream.
+    return structlog.get_logger(__name__)
 
 
 class RetryPolicy(msgspec.Struct, frozen=True, kw_only=True):
@@ -132,11 +137,11 @@ class RetryingLLMClient(LLMClient):
                 self._log_failure("llm.rejected", exc, attempt)
                 raise
             except Exception as exc:
-                log.exception("llm.adapter_bug", provider=self._provider, model=self._model, attempt=attempt)
+                _logger().exception("llm.adapter_bug", provider=self._provider, model=self._model, attempt=attempt)
                 raise LLMRequestError(
                     f"the {self._provider} adapter failed unexpectedly: {type(exc).__name__}: {exc}", attempts=attempt
                 ) from exc
-            log.info(
+            _logger().info(
                 "llm.call",
                 provider=self._provider,
                 model=self._model,
@@ -171,7 +176,7 @@ class RetryingLLMClient(LLMClient):
         return LLMUnavailable(message, attempts=attempt)
 
     def _log_failure(self, event: str, error: LLMError, attempt: int, **extra: float) -> None:
-        log.warning(
+        _logger().warning(
             event,
             provider=self._provider,
             model=self._model,

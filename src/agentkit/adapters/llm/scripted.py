@@ -71,32 +71,45 @@ def _to_response(turn: ScriptedTurn, turn_no: int) -> LLMResponse:
 class ScriptedLLMClient(LLMClient):
     """Answers each chat call with the next scripted response and records what it was sent.
 
+    Sequential (the default): one script for the client's whole life, response after response.
+    Per conversation: every run replays the script from its start, the response chosen by how
+    many assistant turns the run has had since its goal; so a server answers concurrent runs alike.
     Once the script runs out it raises LLMRequestError, so a run that asks for more than the
     script holds fails with a clear reason instead of hanging.
     """
 
-    def __init__(self, responses: Sequence[LLMResponse]) -> None:
+    def __init__(self, responses: Sequence[LLMResponse], *, per_conversation: bool = False) -> None:
         self._responses = list(responses)
+        self._per_conversation = per_conversation
         self._next = 0
         self.requests: list[tuple[list[Message], list[ToolSchema]]] = []
         self.record_requests = True
 
     @classmethod
-    def from_file(cls, path: str | Path) -> "ScriptedLLMClient":
+    def from_file(cls, path: str | Path, *, per_conversation: bool = False) -> "ScriptedLLMClient":
         """A client replaying the script in `path`."""
-        return cls(load_script(path))
+        return cls(load_script(path), per_conversation=per_conversation)
 
     async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
         """The next scripted response."""
         if self.record_requests:
             self.requests.append((list(messages), list(tools)))
-        if self._next >= len(self._responses):
+        index = _turns_since_goal(messages) if self._per_conversation else self._next
+        if index >= len(self._responses):
             raise LLMRequestError(f"the LLM script ran out after {len(self._responses)} responses")
-        response = self._responses[self._next]
         self._next += 1
-        return response
+        return self._responses[index]
 
     @property
     def remaining(self) -> int:
-        """Responses not yet used."""
+        """Responses not yet used (sequential mode)."""
         return len(self._responses) - self._next
+
+
+def _turns_since_goal(messages: Sequence[Message]) -> int:
+    turns = 0
+    for message in reversed(messages):
+        if message.role == "user":
+            break
+        turns += message.role == "assistant"
+    return turns

@@ -1,5 +1,6 @@
 """PostgreSQL adapters: runs and steps through SQLAlchemy Core on asyncpg, and the Alembic migrator."""
 
+from agentkit.adapters.postgres.admin import create_database, drop_database
 from agentkit.adapters.postgres.engine import create_engine
 from agentkit.adapters.postgres.migrator import AlembicSchemaMigrator, find_migrations
 from agentkit.adapters.postgres.runs import SqlaRunRepository
@@ -11,8 +12,10 @@ __all__ = [
     "SqlaRunRepository",
     "SqlaTraceSink",
     "asyncpg_dsn",
+    "create_database",
     "create_engine",
     "database_url",
+    "drop_database",
     "find_migrations",
     "parse_database_url",
     "with_database",

@@ -13,6 +13,8 @@ from agentkit.domain.ids import RunId
 from agentkit.domain.steps import Step
 
 _log = structlog.get_logger(__name__)
+# Built once: SQLAlchemy then reuses its cache key and compiled form on every write.
+_INSERT_STEP = steps.insert()
 
 
 class SqlaTraceSink(TraceSink, TraceReader):
@@ -36,7 +38,7 @@ class SqlaTraceSink(TraceSink, TraceReader):
         """Insert the step, or log why it could not be."""
         try:
             async with asyncio.timeout(self._timeout_s), self._writer.connect() as conn:
-                await conn.execute(steps.insert(), step_to_row(step))
+                await conn.execute(_INSERT_STEP, step_to_row(step))
         except Exception as exc:  # any failure of the trace store is the same to the run: go on
             self.failed_writes += 1
             _log.warning(

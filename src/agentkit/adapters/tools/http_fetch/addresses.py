@@ -41,8 +41,8 @@ def address_problem(address: IPAddress) -> str | None:
         (address.is_loopback, "a loopback address"),
         (address.is_link_local, "a link-local address"),
         (address.is_multicast, "a multicast address"),
-        (address.is_private, "a private address"),
         (address.is_reserved, "a reserved address"),
+        (address.is_private, "a private address"),
     )
     for applies, reason in checks:
         if applies:
@@ -96,7 +96,7 @@ def legacy_ipv4(host: str) -> ipaddress.IPv4Address | None:
             numbers.append(int(part[2:] or "0", 16))
         elif re.fullmatch(r"0[0-7]+", part):
             numbers.append(int(part, 8))
-        elif re.fullmatch(r"[0-9]+", part):
+        elif re.fullmatch(r"0|[1-9][0-9]*", part):
             numbers.append(int(part))
         else:
             return None

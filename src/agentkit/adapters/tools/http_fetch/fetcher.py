@@ -150,6 +150,8 @@ class SafeFetcher:
             raise FetchRefused(f"only http and https URLs can be fetched, not {parsed.scheme or 'a relative URL'!r}")
         if parsed.userinfo:
             raise FetchRefused("URLs with credentials (user:password@) are not allowed")
+        if parsed.port is not None and not 1 <= parsed.port <= 65535:
+            raise FetchRefused(f"the port {parsed.port} is not valid")
         host = parsed.raw_host.decode("ascii").lower().removesuffix(".")
         literal = literal_address(host)
         addresses: list[IPAddress]

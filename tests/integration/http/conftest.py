@@ -1,0 +1,119 @@
+"""The HTTP API on real PostgreSQL and Redis, with a scripted LLM and test tools swapped in."""
+
+import asyncio
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from dishka import Provider, Scope, provide
+from dishka.integrations.litestar import LitestarProvider
+from litestar.testing import AsyncTestClient
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from agentkit.adapters.llm.scripted import ScriptedLLMClient
+from agentkit.application.ports.llm_client import LLMClient
+from agentkit.application.settings import Settings, load_settings
+from agentkit.application.tools import Tool, ToolError, ToolRegistry, tool
+from agentkit.container import make_container
+from agentkit.domain.messages import LLMResponse
+from agentkit.entrypoints.http import create_app
+from tests.state_fixtures import StateServers
+
+KEY_A = "key-a-" + "x" * 20
+KEY_B = "key-b-" + "y" * 20
+
+
+@tool
+def add(a: float, b: float) -> float:
+    """Add two numbers.
+
+    Args:
+        a: The first number.
+        b: The second number.
+    """
+    return a + b
+
+
+@tool
+def lookup(city: str) -> str:
+    """Look up the weather of a city."""
+    if city != "Paris":
+        raise ToolError(f"no weather station in {city!r}; try 'Paris'")
+    return "sunny, 21 C"
+
+
+@dataclass
+class Gate:
+    """Holds a `wait_for_gate` tool call until the test opens it."""
+
+    entered: asyncio.Event = field(default_factory=asyncio.Event)
+    opened: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class Overrides(Provider):
+    """Swaps in the test's LLM and tools."""
+
+    def __init__(self, llm: LLMClient, registry: ToolRegistry) -> None:
+        super().__init__()
+        self._llm = llm
+        self._registry = registry
+
+    @provide(scope=Scope.APP)
+    def llm(self) -> LLMClient:
+        """The test's LLM."""
+        return self._llm
+
+    @provide(scope=Scope.APP)
+    def registry(self) -> ToolRegistry:
+        """The test's tools."""
+        return self._registry
+
+
+ApiFactory = Callable[..., Awaitable[AsyncTestClient[Any]]]
+
+
+@pytest.fixture
+async def api_factory(
+    state_servers: StateServers, pg_engine: AsyncEngine, redis_prefix: str
+) -> AsyncIterator[ApiFactory]:
+    """Builds the app on the test database and Redis prefix; closes whatever it built."""
+    clients: list[AsyncTestClient[Any]] = []
+
+    async def build(
+        script: Sequence[LLMResponse] = (),
+        *,
+        llm: LLMClient | None = None,
+        tools: Sequence[Tool[..., Any]] = (add, lookup),
+        **settings: Any,
+    ) -> AsyncTestClient[Any]:
+        env = {
+            "DATABASE_URL": state_servers.database_url.render_as_string(hide_password=False),
+            "REDIS_URL": state_servers.redis_url,
+            "REDIS_KEY_PREFIX": redis_prefix,
+            "STATE_BACKEND": "external",
+            "API_KEYS": f"{KEY_A},{KEY_B}",
+            "LOG_LEVEL": "WARNING",
+        }
+        config: Settings = load_settings(env, **settings)
+        registry = ToolRegistry(tools, default_timeout_s=config.tool_timeout_s)
+        container = make_container(config, LitestarProvider(), Overrides(llm or ScriptedLLMClient(script), registry))
+        client: AsyncTestClient[Any] = AsyncTestClient(create_app(container, config))
+        await client.__aenter__()
+        clients.append(client)
+        return client
+
+    yield build
+    for client in reversed(clients):
+        await client.__aexit__(None, None, None)
+
+
+def headers(key: str = KEY_A, **extra: str) -> dict[str, str]:
+    """Request headers with an API key."""
+    return {"X-API-Key": key, **extra}
+
+
+def session_name() -> str:
+    """A session id of this test's own."""
+    return "s-" + secrets.token_hex(4)
