@@ -1,3 +1,15 @@
 """Root fixtures. The Postgres and Redis fixtures live in tests/state_fixtures.py."""
 
+from collections.abc import Iterator
+
+import pytest
+import structlog
+
 pytest_plugins = ["tests.state_fixtures"]
+
+
+@pytest.fixture(autouse=True)
+def fresh_logging() -> Iterator[None]:
+    """Undo what a test's `configure_logging` did, so no later test logs to a closed capture stream."""
+    yield
+    structlog.reset_defaults()

@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 from dishka import AsyncContainer, Provider, Scope, from_context, make_async_container, provide
 
@@ -22,7 +21,7 @@ from agentkit.application.ports.schema_migrator import SchemaMigrator
 from agentkit.application.ports.session_store import SessionStore
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
 from agentkit.application.settings import Settings, load_settings
-from agentkit.container.state import StateProvider
+from agentkit.container.state import StateConnections, StateProvider
 from agentkit.domain.ids import OwnerId, RunId, SessionId
 from agentkit.domain.messages import Message
 from agentkit.domain.run import Run
@@ -79,28 +78,24 @@ async def test_the_embedded_servers_keep_their_data_across_a_restart_and_stop_on
     async with container(state_backend="embedded", agentkit_data_dir=str(data_dir)) as c:
         await (await c.get(RunRepository)).add(run)
         await (await c.get(SessionStore)).save(OwnerId("k"), SessionId("s"), history)
-        before = _children()
-    assert (data_dir / "postgres" / "PG_VERSION").is_file()
-    assert before
-    assert not [p for p in before if _alive(p)]
+        assert await (await c.get(SchemaMigrator)).current() == "0001"
+        conns = await c.get(StateConnections)
+        assert conns.redis is not None
+        redis_socket = conns.redis.connection_pool.connection_kwargs["path"]
+        assert _present(data_dir, redis_socket) == {"postmaster.pid": True, "redis socket": True, "rdb": False}
+
+    # Both stopped cleanly: PostgreSQL removes its pid file, Redis its socket and leaves a snapshot.
+    assert _present(data_dir, redis_socket) == {"postmaster.pid": False, "redis socket": False, "rdb": True}
 
     async with container(state_backend="embedded", agentkit_data_dir=str(data_dir)) as c:
         assert await (await c.get(RunRepository)).get(run.id) == run
         assert await (await c.get(SessionStore)).load(OwnerId("k"), SessionId("s")) == history
 
 
-def _children() -> list[psutil.Process]:
-    """The postgres and redis-server processes this test started (they are not our children: they daemonise)."""
-    return [
-        p
-        for p in psutil.process_iter(["name", "cmdline"])
-        if p.info["name"] in ("postgres", "redis-server") and "agentkit-data" in " ".join(p.info["cmdline"] or [])
-    ]
-
-
-def _alive(process: psutil.Process) -> bool:
-    # A stopped server whose parent (often PID 1 in a container) has not reaped it yet is a zombie: gone.
-    try:
-        return process.status() != psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return False
+def _present(data_dir: Path, redis_socket: str) -> dict[str, bool]:
+    """Which of the files that tell a running server from a stopped one exist."""
+    return {
+        "postmaster.pid": (data_dir / "postgres" / "postmaster.pid").exists(),
+        "redis socket": Path(redis_socket).exists(),
+        "rdb": (data_dir / "redis" / "agentkit.rdb").exists(),
+    }

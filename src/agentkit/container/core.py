@@ -1,10 +1,11 @@
 """Core providers: settings, clock, ids, the LLM, the tool registry and the use-cases."""
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, NewType
 
 from dishka import AsyncContainer, Provider, Scope, from_context, make_async_container, provide
 
+from agentkit.adapters.llm.factory import build_llm_client, close_llm_client
 from agentkit.adapters.scheduling import InlineRunScheduler
 from agentkit.adapters.system import SystemClock, UuidIdGenerator
 from agentkit.application.agent import AgentConfig, AgentLoop
@@ -21,6 +22,7 @@ from agentkit.application.ports.trace_sink import TraceReader, TraceSink
 from agentkit.application.runs.cancel_run import CancelRun
 from agentkit.application.runs.create_run import CreateRun
 from agentkit.application.runs.expire_runs import ExpireLapsedRuns
+from agentkit.application.runs.prune import PruneOldRuns
 from agentkit.application.runs.queries import GetRun, GetTrace
 from agentkit.application.runs.run_agent import RunAgent
 from agentkit.application.runs.submit_run import SubmitRun
@@ -30,7 +32,6 @@ from agentkit.application.tools.discovery import load_entry_point_tools, load_to
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.application.tools.tool import Tool
 from agentkit.container.health import HealthProbes, HealthProvider
-from agentkit.container.llm import build_llm
 from agentkit.container.state import StateProvider
 from agentkit.container.tools import builtin_tools
 
@@ -53,9 +54,13 @@ class CoreProvider(Provider):
         return UuidIdGenerator()
 
     @provide(scope=Scope.APP)
-    def llm(self, settings: Settings) -> LLMClient:
-        """The provider named by LLM_PROVIDER."""
-        return build_llm(settings)
+    async def llm(self, settings: Settings) -> AsyncIterator[LLMClient]:
+        """The provider named by LLM_PROVIDER (wrapped in the retry policy), closed with the container."""
+        client = build_llm_client(settings)
+        try:
+            yield client
+        finally:
+            await close_llm_client(client)
 
     @provide(scope=Scope.APP)
     def agent_config(self, settings: Settings) -> AgentConfig:
@@ -154,6 +159,7 @@ class CoreProvider(Provider):
         return WaitForRun(runs=runs, scheduler=scheduler, clock=clock)
 
     expire_runs = provide(ExpireLapsedRuns, scope=Scope.REQUEST)
+    prune_runs = provide(PruneOldRuns, scope=Scope.REQUEST)
 
     @provide(scope=Scope.REQUEST)
     def get_trace(self, runs: RunRepository, trace: TraceReader) -> GetTrace:

@@ -32,6 +32,7 @@ def configure_logging(settings: Settings, *, stream: TextIO | None = None) -> No
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.PrintLoggerFactory(file=out),
-        cache_logger_on_first_use=True,
+        # not cached: a reconfigured process (tests, embedding apps) must not keep writing to an old stream
+        cache_logger_on_first_use=False,
     )
     logging.basicConfig(level=max(level, logging.WARNING), stream=out, format="%(levelname)s %(name)s: %(message)s")

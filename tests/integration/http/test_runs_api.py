@@ -9,7 +9,7 @@ from litestar.testing import AsyncTestClient
 from agentkit.application.tools import Tool, tool
 from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import LLMResponse, ToolCall, Usage
-from tests.integration.http.conftest import KEY_B, ApiFactory, Gate, add, headers, lookup, session_name
+from tests.integration.http.conftest import KEY_B, ApiFactory, Gate, add, headers, session_name
 
 pytestmark = pytest.mark.integration
 
@@ -99,9 +99,7 @@ async def test_a_session_continues_across_two_runs(api_factory: ApiFactory) -> N
 
 async def test_a_long_run_answers_202_and_can_be_polled(api_factory: ApiFactory) -> None:
     gate = Gate()
-    api = await api_factory(
-        [calls("wait_for_gate"), answer("done")], tools=[gate_tool(gate)], response_timeout_s=0.05
-    )
+    api = await api_factory([calls("wait_for_gate"), answer("done")], tools=[gate_tool(gate)], response_timeout_s=0.05)
 
     response = await api.post("/v1/runs", json={"goal": "take your time"}, headers=headers())
 
@@ -121,9 +119,7 @@ async def test_prefer_respond_async_answers_202_at_once(api_factory: ApiFactory)
     gate = Gate()
     api = await api_factory([calls("wait_for_gate"), answer("done")], tools=[gate_tool(gate)])
 
-    response = await api.post(
-        "/v1/runs", json={"goal": "later"}, headers=headers(Prefer="respond-async; wait=0")
-    )
+    response = await api.post("/v1/runs", json={"goal": "later"}, headers=headers(Prefer="respond-async; wait=0"))
 
     assert response.status_code == 202
     assert response.headers["preference-applied"] == "respond-async"

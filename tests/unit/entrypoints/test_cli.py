@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from agentkit.entrypoints.cli.commands import DEMO_SCRIPT
+from agentkit.entrypoints.cli.agent import DEMO_SCRIPT
 from agentkit.entrypoints.cli.main import main
 
 TOOLS_MODULE = '''

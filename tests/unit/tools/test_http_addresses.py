@@ -116,7 +116,9 @@ def test_refuses_local_and_malformed_names(host: str, reason: str) -> None:
     assert reason in problem
 
 
-@pytest.mark.parametrize("host", ["example.com", "www.example.co.uk", "xn--bcher-kva.de", "a-b.example", "_dmarc.example.com"])
+@pytest.mark.parametrize(
+    "host", ["example.com", "www.example.co.uk", "xn--bcher-kva.de", "a-b.example", "_dmarc.example.com"]
+)
 def test_plain_names_go_on_to_be_resolved(host: str) -> None:
     assert host_problem(host) is None
 

@@ -49,7 +49,9 @@ class RecordingTransport(httpx.MockTransport):
         super().__init__(record)
 
 
-def wire(status: int = 200, body: bytes = b"", content_type: str | None = "text/plain", **headers: str) -> httpx.Response:
+def wire(
+    status: int = 200, body: bytes = b"", content_type: str | None = "text/plain", **headers: str
+) -> httpx.Response:
     """A response as a real transport returns it: headers now, the body still to be streamed."""
     if content_type is not None:
         headers["content-type"] = content_type
@@ -290,9 +292,7 @@ async def test_a_gzip_bomb_is_cut_at_the_limit_after_decompression() -> None:
 
 async def test_decodes_deflate_within_the_limit() -> None:
     body = zlib.compress(b"hello deflate")
-    fetcher, _, _ = make_fetcher(
-        lambda r: wire(body=body, **{"content-encoding": "deflate"})
-    )
+    fetcher, _, _ = make_fetcher(lambda r: wire(body=body, **{"content-encoding": "deflate"}))
     assert (await fetcher.fetch("http://example.com/")).text == "hello deflate"
 
 
@@ -361,7 +361,9 @@ async def test_reports_names_that_do_not_resolve_and_connection_errors() -> None
 async def test_returns_json_and_plain_text_as_they_are() -> None:
     fetcher, _, _ = make_fetcher(lambda r: wire(body=b'{"a": [1, 2]}', content_type="application/json"))
     assert (await fetcher.fetch("http://example.com/")).text == '{"a": [1, 2]}'
-    fetcher, _, _ = make_fetcher(lambda r: wire(body="café".encode("latin-1"), content_type="text/plain; charset=latin-1"))
+    fetcher, _, _ = make_fetcher(
+        lambda r: wire(body="café".encode("latin-1"), content_type="text/plain; charset=latin-1")
+    )
     assert (await fetcher.fetch("http://example.com/")).text == "café"
 
 

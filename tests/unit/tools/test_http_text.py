@@ -13,9 +13,7 @@ def test_keeps_visible_text_one_block_per_line() -> None:
     <body><h1>Heading</h1><p>First &amp; <b>bold</b> paragraph.</p><ul><li>one</li><li>two</li></ul>
     <noscript>enable js</noscript><template><p>hidden</p></template><svg><text>chart</text></svg>
     <table><tr><td>a</td><td>b</td></tr></table>line<br>break</body></html>"""
-    assert html_to_text(html) == (
-        "# The Title\n\nHeading\nFirst & bold paragraph.\n- one\n- two\n| a | b\nline\nbreak"
-    )
+    assert html_to_text(html) == ("# The Title\n\nHeading\nFirst & bold paragraph.\n- one\n- two\n| a | b\nline\nbreak")
 
 
 def test_unclosed_and_malformed_markup_does_not_break_extraction() -> None:
@@ -40,7 +38,7 @@ def test_injected_instructions_stay_plain_text() -> None:
         ("text/html; charset=utf-8", b"<p>hi</p>", "hi"),
         ("application/xhtml+xml", b"<p>hi</p>", "hi"),
         ("text/plain; charset=iso-8859-1", "café".encode("latin-1"), "café"),
-        ("text/plain; charset=\"utf-8\"", "✓".encode(), "✓"),
+        ('text/plain; charset="utf-8"', "✓".encode(), "✓"),
         ("text/plain; charset=no-such-charset", b"plain", "plain"),
         ("text/plain; charset=rot13", b"plain", "plain"),
         ("application/json", b'{"a": 1}', '{"a": 1}'),

@@ -25,7 +25,7 @@ from agentkit.adapters.tools.sql_readonly.guard import MAX_QUERY_CHARS, check_se
         "SELECT $tag$ ; DELETE FROM orders $tag$",
         "SELECT 1 -- ; DROP TABLE customers",
         "SELECT 1 /* ; DROP TABLE customers */",
-        "SELECT 'delete' AS insert, \"update\".x FROM (SELECT 1 AS x) AS \"update\"",
+        'SELECT \'delete\' AS insert, "update".x FROM (SELECT 1 AS x) AS "update"',
         "SELECT * FROM customers WHERE name = 'Robert''); DROP TABLE students;--'",
         "SELECT lower(name), now(), currval_like FROM (SELECT 'a' AS name, 1 AS currval_like) s",
         "SELECT * FROM generate_series(1, 3)",

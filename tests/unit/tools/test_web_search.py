@@ -63,7 +63,9 @@ async def test_brave_sends_the_key_and_count_and_maps_results() -> None:
     assert request.url.params["q"] == "agentkit docs"
     assert request.url.params["count"] == "3"
     assert request.headers["x-subscription-token"] == "brave-key"
-    assert results[0] == SearchResult(title="Result 1", url="https://example.com/1", snippet="<strong>Snippet</strong> 1")
+    assert results[0] == SearchResult(
+        title="Result 1", url="https://example.com/1", snippet="<strong>Snippet</strong> 1"
+    )
     assert len(results) == 3
 
 

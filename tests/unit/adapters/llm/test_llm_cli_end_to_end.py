@@ -17,14 +17,6 @@ import structlog
 from agentkit.entrypoints.cli.main import main
 from tests.fixtures.llm.replay import FIXTURES
 
-# Strict, so it turns red the moment the container builds its LLM with
-# `agentkit.adapters.llm.factory.build_llm_client`: then delete this marker.
-pytestmark = pytest.mark.xfail(
-    reason="the container does not call build_llm_client yet (LLM_PROVIDER=openai is unknown to it)",
-    raises=AssertionError,
-    strict=True,
-)
-
 TOOLS_MODULE = '''
 from agentkit import tool
 

@@ -71,9 +71,9 @@ class AsyncpgReadOnlyQueryRunner(ReadOnlyQueryRunner):
         except asyncpg.QueryCanceledError:
             raise QueryFailed(f"the query ran longer than {self._timeout_ms} ms and was cancelled") from None
         except asyncpg.InsufficientPrivilegeError as exc:
-            raise QueryFailed(f"permission denied: {exc} (only the demo tables can be read)") from None
+            raise QueryFailed(f"{exc} (the query runs as a role that may only read the demo tables)") from None
         except asyncpg.ReadOnlySQLTransactionError as exc:
-            raise QueryFailed(f"refused in a read-only transaction: {exc}") from None
+            raise QueryFailed(f"{exc} (queries run in a read-only transaction)") from None
         except asyncpg.PostgresError as exc:
             if isinstance(exc, _UNAVAILABLE):
                 raise QueryFailed("the demo database is not available (has `agentkit seed-demo` run?)") from None

@@ -1,0 +1,104 @@
+"""Admin commands on the same container as the API: migrate, prune, runs show / trace."""
+
+import argparse
+import sys
+from collections.abc import Mapping
+
+import msgspec
+
+from agentkit.application.ports.schema_migrator import SchemaMigrator
+from agentkit.application.runs.prune import PruneInput, PruneOldRuns
+from agentkit.application.runs.queries import GetRun, GetTrace
+from agentkit.application.settings import load_settings
+from agentkit.container import make_container
+from agentkit.domain.ids import RunId
+from agentkit.entrypoints.logging import configure_logging
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """Add `migrate`, `prune` and `runs` to the parser."""
+    migrate = sub.add_parser("migrate", help="bring the database schema up to date")
+    migrate.set_defaults(handler=migrate_command)
+
+    prune = sub.add_parser("prune", help="delete finished runs, their steps and sessions older than an age")
+    prune.add_argument("--older-than", required=True, type=age, help="an age such as 30d, 12h, 90m or 3600s")
+    prune.set_defaults(handler=prune_command)
+
+    runs = sub.add_parser("runs", help="read stored runs")
+    runs_sub = runs.add_subparsers(dest="runs_command", required=True, metavar="ACTION")
+    show = runs_sub.add_parser("show", help="a run's summary as JSON")
+    show.add_argument("run_id")
+    show.set_defaults(handler=show_command)
+    trace = runs_sub.add_parser("trace", help="a run's steps as JSON")
+    trace.add_argument("run_id")
+    trace.set_defaults(handler=trace_command)
+
+
+def age(text: str) -> float:
+    """Seconds in an age like `30d`, `12h`, `90m` or `3600s` (plain numbers are seconds)."""
+    value, unit = (text[:-1], text[-1]) if text and text[-1] in _UNITS else (text, "s")
+    try:
+        seconds = float(value) * _UNITS[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an age like 30d, 12h, 90m or 3600s") from None
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError("the age must be positive")
+    return seconds
+
+
+async def migrate_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    """`agentkit migrate`."""
+    settings = load_settings(environ)
+    configure_logging(settings)
+    container = make_container(settings)
+    try:
+        migrator = await container.get(SchemaMigrator)
+        await migrator.upgrade()
+        print(f"database schema at revision {await migrator.current()}")
+    finally:
+        await container.close()
+    return 0
+
+
+async def prune_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    """`agentkit prune --older-than AGE`."""
+    settings = load_settings(environ)
+    configure_logging(settings)
+    container = make_container(settings)
+    try:
+        async with container() as request:
+            result = await (await request.get(PruneOldRuns)).execute(PruneInput(older_than_s=args.older_than))
+    finally:
+        await container.close()
+    print(f"deleted {result.runs_deleted} runs (with their steps) and {result.sessions_deleted} sessions")
+    return 0
+
+
+async def show_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    """`agentkit runs show ID`."""
+    settings = load_settings(environ)
+    configure_logging(settings)
+    container = make_container(settings)
+    try:
+        async with container() as request:
+            run = await (await request.get(GetRun)).execute(RunId(args.run_id), None)
+    finally:
+        await container.close()
+    sys.stdout.write(msgspec.json.encode(run).decode() + "\n")
+    return 0
+
+
+async def trace_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    """`agentkit runs trace ID`."""
+    settings = load_settings(environ)
+    configure_logging(settings)
+    container = make_container(settings)
+    try:
+        async with container() as request:
+            _, steps = await (await request.get(GetTrace)).execute(RunId(args.run_id), None)
+    finally:
+        await container.close()
+    sys.stdout.write(msgspec.json.encode(steps).decode() + "\n")
+    return 0
