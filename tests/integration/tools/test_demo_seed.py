@@ -149,14 +149,14 @@ async def test_seeding_again_resets_the_data_and_keeps_the_rules(demo_db: DemoDa
 async def test_refuses_to_seed_into_agentkits_own_database(demo_db: DemoDatabase) -> None:
     own = demo_db.admin_url.database
     assert own is not None
-    with pytest.raises(ConfigurationError, match="DEMO_DATABASE: .* is AgentKit's own database"):
+    with pytest.raises(ConfigurationError, match=r"DEMO_DATABASE: .* is AgentKit's own database"):
         await seed_demo_database(demo_db.admin_url, database=own, reader_user=demo_db.reader, reader_password="x")
 
 
 async def test_refuses_a_privileged_reader_role(demo_db: DemoDatabase) -> None:
     admin_user = demo_db.admin_url.username
     assert admin_user is not None
-    with pytest.raises(ConfigurationError, match="POSTGRES_READONLY_USER: .* needs a dedicated role"):
+    with pytest.raises(ConfigurationError, match=r"POSTGRES_READONLY_USER: .* needs a dedicated role"):
         await seed_demo_database(
             demo_db.admin_url, database=demo_db.database, reader_user=admin_user, reader_password="x"
         )

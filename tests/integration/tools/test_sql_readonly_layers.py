@@ -151,7 +151,7 @@ async def test_other_sessions_cannot_be_terminated(runner: AsyncpgReadOnlyQueryR
     admin = await asyncpg.connect(demo_db.admin_dsn())
     try:
         pid = await admin.fetchval("SELECT pg_backend_pid()")
-        with pytest.raises(QueryFailed, match="must be a superuser|permission denied"):
+        with pytest.raises(QueryFailed, match=r"must be a superuser|permission denied"):
             await runner.run(f"SELECT pg_terminate_backend({int(pid)})")
         assert await admin.fetchval("SELECT 1") == 1
     finally:

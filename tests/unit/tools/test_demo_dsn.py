@@ -2,7 +2,7 @@
 
 import pytest
 
-from agentkit.adapters.demo import demo_reader_dsn, seed_sql
+from agentkit.adapters.demo import demo_reader_dsn, seed_demo_database, seed_sql
 from agentkit.application.errors import ConfigurationError
 from agentkit.application.settings import load_settings
 
@@ -34,3 +34,20 @@ def test_the_seed_script_is_a_package_resource() -> None:
     script = seed_sql()
     assert "CREATE TABLE customers" in script
     assert "INSERT INTO order_items" in script
+
+
+@pytest.mark.parametrize(
+    ("database", "reader", "variable"),
+    [
+        ('demo"; DROP DATABASE agentkit; --', "reader", "DEMO_DATABASE"),
+        ("Demo", "reader", "DEMO_DATABASE"),
+        ("agentkit_demo", "reader; ALTER ROLE x SUPERUSER", "POSTGRES_READONLY_USER"),
+        ("agentkit_demo", "", "POSTGRES_READONLY_USER"),
+    ],
+)
+async def test_seeding_refuses_names_that_are_not_plain_identifiers(database: str, reader: str, variable: str) -> None:
+    # Checked before connecting: the URL's port 1 on loopback is never contacted.
+    with pytest.raises(ConfigurationError, match=variable):
+        await seed_demo_database(
+            "postgresql://nobody@127.0.0.1:1/agentkit", database=database, reader_user=reader, reader_password="x"
+        )

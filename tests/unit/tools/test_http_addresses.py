@@ -73,7 +73,7 @@ def test_allows_public_unicast_addresses(address: str) -> None:
         ("0x7f.1", "127.0.0.1"),
         ("127.1", "127.0.0.1"),
         ("127.0.1", "127.0.0.1"),
-        ("0", "0.0.0.0"),
+        ("0", "0.0.0.0"),  # noqa: S104 - a string compared, nothing bound
         ("10.1", "10.0.0.1"),
         ("3232235777", "192.168.1.1"),
         ("0xa9fea9fe", "169.254.169.254"),
