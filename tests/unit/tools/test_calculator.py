@@ -1,10 +1,13 @@
 """calculator: an AST whitelist with bounds on length, nesting, number size and exponents; never eval."""
 
+import ast
 import math
 import time
+from pathlib import Path
 
 import pytest
 
+from agentkit.adapters.tools import calculator as calculator_module
 from agentkit.adapters.tools.calculator import CalculatorLimits, evaluate, format_number, make_calculator_tool
 from agentkit.adapters.tools.errors import CalculatorError
 from agentkit.application.tools import ToolError
@@ -184,3 +187,9 @@ def test_the_tool_formats_and_reports_errors_as_tool_errors() -> None:
     assert calculator("2870.79 * 0.15") == "430.6185"
     with pytest.raises(ToolError, match="division by zero"):
         calculator("1/0")
+
+
+def test_the_module_never_calls_eval_exec_or_compile() -> None:
+    tree = ast.parse(Path(calculator_module.__file__).read_text(encoding="utf-8"))
+    called = {node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)}
+    assert not called & {"eval", "exec", "compile", "__import__", "getattr"}

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from agentkit.adapters.tools.errors import FetchFailed, FetchRefused
-from agentkit.adapters.tools.http_fetch import FetchLimits, SafeFetcher, make_http_fetch_tool
+from agentkit.adapters.tools.http_fetch import FetchLimits, SafeFetcher, make_http_fetch_tool, system_resolver
 
 PUBLIC = "93.184.216.34"
 PUBLIC_2 = "151.101.1.69"
@@ -49,10 +49,9 @@ class RecordingTransport(httpx.MockTransport):
         super().__init__(record)
 
 
-def wire(
-    status: int = 200, body: bytes = b"", content_type: str | None = "text/plain", **headers: str
-) -> httpx.Response:
+def wire(status: int = 200, body: bytes = b"", content_type: str | None = "text/plain", **extra: str) -> httpx.Response:
     """A response as a real transport returns it: headers now, the body still to be streamed."""
+    headers = {name.replace("_", "-"): value for name, value in extra.items()}
     if content_type is not None:
         headers["content-type"] = content_type
     return httpx.Response(status, headers=headers, stream=httpx.ByteStream(body))
@@ -282,7 +281,7 @@ async def test_a_gzip_bomb_is_cut_at_the_limit_after_decompression() -> None:
     bomb = gzip.compress(b"\0" * 50_000_000)  # 50 MB of zeros in about 50 kB
     assert len(bomb) < 100_000
     fetcher, _, _ = make_fetcher(
-        lambda r: wire(body=bomb, **{"content-encoding": "gzip"}),
+        lambda r: wire(body=bomb, content_encoding="gzip"),
         limits=FetchLimits(max_bytes=10_000),
     )
     page = await fetcher.fetch("http://example.com/")
@@ -292,12 +291,12 @@ async def test_a_gzip_bomb_is_cut_at_the_limit_after_decompression() -> None:
 
 async def test_decodes_deflate_within_the_limit() -> None:
     body = zlib.compress(b"hello deflate")
-    fetcher, _, _ = make_fetcher(lambda r: wire(body=body, **{"content-encoding": "deflate"}))
+    fetcher, _, _ = make_fetcher(lambda r: wire(body=body, content_encoding="deflate"))
     assert (await fetcher.fetch("http://example.com/")).text == "hello deflate"
 
 
 async def test_refuses_unsupported_content_encodings() -> None:
-    fetcher, _, _ = make_fetcher(lambda r: wire(body=b"??", **{"content-encoding": "br"}))
+    fetcher, _, _ = make_fetcher(lambda r: wire(body=b"??", content_encoding="br"))
     with pytest.raises(FetchFailed, match="content encoding 'br'"):
         await fetcher.fetch("http://example.com/")
 
@@ -310,7 +309,7 @@ async def test_a_server_that_never_answers_hits_the_deadline() -> None:
     fetcher = SafeFetcher(
         FetchLimits(timeout_s=0.05), resolver=FixedResolver(RESOLVER_TABLE), transport=httpx.MockTransport(hang)
     )
-    with pytest.raises(FetchFailed, match="longer than 0.05 s"):
+    with pytest.raises(FetchFailed, match=r"longer than 0\.05 s"):
         await fetcher.fetch("http://example.com/")
 
 
@@ -325,7 +324,7 @@ async def test_a_body_that_drips_forever_hits_the_deadline() -> None:
         resolver=FixedResolver(RESOLVER_TABLE),
         transport=httpx.MockTransport(lambda r: httpx.Response(200, content=drip())),
     )
-    with pytest.raises(FetchFailed, match="longer than 0.2 s"):
+    with pytest.raises(FetchFailed, match=r"longer than 0\.2 s"):
         await fetcher.fetch("http://example.com/")
 
 
@@ -347,7 +346,7 @@ async def test_reports_error_statuses_and_non_text_bodies(response: httpx.Respon
 
 async def test_reports_names_that_do_not_resolve_and_connection_errors() -> None:
     fetcher, _, _ = make_fetcher()
-    with pytest.raises(FetchFailed, match="cannot resolve 'nowhere.example'"):
+    with pytest.raises(FetchFailed, match=r"cannot resolve 'nowhere\.example'"):
         await fetcher.fetch("http://nowhere.example/")
 
     def refuse(request: httpx.Request) -> httpx.Response:
@@ -376,3 +375,16 @@ async def test_the_tool_shows_where_the_text_came_from_and_marks_truncation() ->
     assert await http_fetch("http://example.com/doc") == (
         "URL: http://example.com/doc\nStatus: 200\nContent-Type: text/plain\n\nyyyyyyyyyy\n[body cut at the size limit]"
     )
+
+
+async def test_the_default_resolver_and_transport_refuse_before_any_connection() -> None:
+    # No resolver or transport injected: the production path, stopped at the check.
+    fetcher = SafeFetcher(FetchLimits(timeout_s=1))
+    for url in ("http://127.0.0.1:9/", "http://[::1]:9/", "http://0x7f000001:9/", "http://localhost:9/"):
+        with pytest.raises(FetchRefused):
+            await fetcher.fetch(url)
+
+
+async def test_the_system_resolver_returns_address_literals_unchanged() -> None:
+    # An address literal is answered without any lookup, so no packet leaves the machine.
+    assert await system_resolver("93.184.216.34") == ["93.184.216.34"]

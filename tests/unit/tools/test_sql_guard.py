@@ -149,7 +149,7 @@ def test_refuses_functions_with_side_effects(sql: str, function: str) -> None:
     ["", "   ", "\n\t", "-- only a comment", "/* only a comment */", "SELEC 1", "SELECT (", "SELECT 'unterminated"],
 )
 def test_refuses_empty_and_invalid_sql(sql: str) -> None:
-    with pytest.raises(UnsafeQuery, match="empty|not valid SQL|found 0"):
+    with pytest.raises(UnsafeQuery, match=r"empty|not valid SQL|found 0"):
         check_select(sql)
 
 

@@ -143,7 +143,9 @@ async def test_the_tool_caps_the_count_at_the_configured_limit() -> None:
 
 async def test_the_tool_without_a_key_says_how_to_configure_it() -> None:
     web_search = make_web_search_tool(None, max_results=5, provider="tavily")
-    with pytest.raises(SearchFailed, match="web_search is not configured: set SEARCH_API_KEY .*SEARCH_PROVIDER=tavily"):
+    with pytest.raises(
+        SearchFailed, match=r"web_search is not configured: set SEARCH_API_KEY .*SEARCH_PROVIDER=tavily"
+    ):
         await web_search("anything")
 
 

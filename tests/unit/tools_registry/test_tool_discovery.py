@@ -77,6 +77,20 @@ def test_loads_several_modules_in_order(site: Path) -> None:
     assert [t.name for t in load_tool_modules([second, first])] == ["clock", "forecast", "weather-alerts"]
 
 
+def test_tools_a_module_imports_are_not_registered_twice(site: Path) -> None:
+    base = write_module(site, f"{PREFIX}_base", TOOLS_MODULE)
+    user = write_module(
+        site,
+        f"{PREFIX}_user",
+        f"from {base} import forecast\nfrom agentkit.application.tools import tool\n"
+        "@tool\ndef clock() -> str:\n    return 'noon'\n",
+    )
+    exporter = write_module(site, f"{PREFIX}_exporter", f"from {base} import forecast\n__all__ = ['forecast']\n")
+
+    assert [t.name for t in load_tool_modules([base, user])] == ["forecast", "weather-alerts", "clock"]
+    assert [t.name for t in load_tool_modules([exporter])] == ["forecast"]
+
+
 def test_no_modules_means_no_tools() -> None:
     assert load_tool_modules([]) == []
 

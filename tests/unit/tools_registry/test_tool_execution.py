@@ -358,3 +358,17 @@ async def test_a_copy_with_more_tools_keeps_the_context_factories() -> None:
     base = ToolRegistry(context_factories={AppContext: _app_context})
     extended = base.with_tools([greet])
     assert (await execute(extended, "greet")).output == "Hello from the factory"
+
+
+async def test_a_timeout_raised_by_the_tool_itself_is_not_reported_as_ours() -> None:
+    @tool(timeout=5)
+    async def flaky_socket() -> str:
+        """Fail the way a socket timeout does."""
+        raise TimeoutError("read timed out")
+
+    result = await ToolRegistry([flaky_socket]).execute(
+        ToolCall(id=ToolCallId("c1"), name="flaky_socket"), ToolContext(run_id=RunId("r"), owner=OwnerId("o"))
+    )
+
+    assert result.ok is False
+    assert result.error == "tool 'flaky_socket' failed: TimeoutError: read timed out"

@@ -13,11 +13,17 @@ TOOLS_ENTRY_POINT_GROUP = "agentkit.tools"
 
 
 def tools_in(obj: Any) -> list[Tool[..., Any]]:
-    """The tools a module defines (its `@tool` functions), or the tool/tools an entry point names."""
+    """The tools a module defines or lists in `__all__`, or the tool/tools an entry point names."""
     if isinstance(obj, Tool):
         return [obj]
     if isinstance(obj, ModuleType):
-        return [value for value in vars(obj).values() if isinstance(value, Tool)]
+        # the names in __all__ if it has one, else the tools defined there (not the ones it imported)
+        exported = getattr(obj, "__all__", None)
+        if exported is not None:
+            return [value for name in exported if isinstance(value := getattr(obj, name, None), Tool)]
+        return [
+            value for value in vars(obj).values() if isinstance(value, Tool) and value.fn.__module__ == obj.__name__
+        ]
     if isinstance(obj, list | tuple):
         return [item for item in obj if isinstance(item, Tool)]
     return []

@@ -116,14 +116,18 @@ class ToolRegistry:
             factory = self._factory_for(item.context_type)
             kwargs[item.context_param] = factory(context) if factory is not None else context
         timeout = item.timeout_s or self._default_timeout_s
+        deadline = asyncio.timeout(timeout)
         try:
-            if item.is_async:
-                async with asyncio.timeout(timeout):
+            async with deadline:
+                if item.is_async:
                     value = await item.fn(**kwargs)
-            else:
-                value = await asyncio.wait_for(asyncio.to_thread(item.fn, **kwargs), timeout)
-        except TimeoutError:
-            return _failure(f"tool {call.name!r} timed out after {timeout:g} s", started)
+                else:
+                    value = await asyncio.to_thread(item.fn, **kwargs)
+        except TimeoutError as exc:
+            if deadline.expired():
+                return _failure(f"tool {call.name!r} timed out after {timeout:g} s", started)
+            # the tool's own timeout (a socket's, say), not ours
+            return _failure(f"tool {call.name!r} failed: TimeoutError: {exc}", started)
         except ToolError as exc:
             return _failure(str(exc), started)
         except Exception as exc:

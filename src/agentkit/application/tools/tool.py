@@ -1,6 +1,7 @@
 """`@tool`: a plain typed function becomes a tool the model can call."""
 
 import inspect
+import re
 from collections.abc import Callable
 from typing import Generic, ParamSpec, TypeVar, overload
 
@@ -11,6 +12,7 @@ from agentkit.application.tools.schema import Signature, build_signature
 from agentkit.domain.tools import ToolSchema
 
 P = ParamSpec("P")
+_VALID_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 R = TypeVar("R")
 
 
@@ -39,9 +41,10 @@ class Tool(Generic[P, R]):
     ) -> None:
         self.fn = fn
         self.name = name or fn.__name__
-        if not self.name.isascii() or not self.name.replace("_", "").replace("-", "").isalnum() or len(self.name) > 64:
+        if not _VALID_NAME.fullmatch(self.name):
             raise ToolRegistrationError(
-                f"tool name {self.name!r} must be 1-64 letters, digits, '_' or '-' (providers require it)"
+                f"tool name {self.name!r} must be 1-64 ASCII letters, digits, '_' or '-', starting with a letter "
+                "or '_' (providers require it)"
             )
         if timeout_s is not None and timeout_s <= 0:
             raise ToolRegistrationError(f"tool {self.name!r}: timeout must be positive, got {timeout_s}")

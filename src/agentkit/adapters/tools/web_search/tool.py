@@ -42,7 +42,7 @@ def make_search_backend(
 
 def make_web_search_tool(
     backend: SearchBackend | None, *, max_results: int, provider: str
-) -> Tool[[str, int], Coroutine[Any, Any, str]]:
+) -> Tool[..., Coroutine[Any, Any, str]]:
     """The `web_search` tool; with no backend it answers every call with a clear configuration error."""
 
     @tool(name="web_search")
