@@ -25,7 +25,10 @@ $(STAMP): $(UV) pyproject.toml uv.lock
 
 install: $(STAMP) ## create .venv with the locked dependencies
 
-run: $(STAMP) ## run the service on the embedded default (or the configured servers)
+run: $(STAMP) ## run the API on the embedded PostgreSQL and Redis (or DATABASE_URL / REDIS_URL)
+	API_KEYS="$${API_KEYS:-dev-key}" $(VENV)/bin/agentkit serve
+
+demo: $(STAMP) ## a scripted agent run in the terminal, no server needed
 	$(VENV)/bin/agentkit demo
 
 test: $(STAMP) ## run the whole test suite with coverage
@@ -41,8 +44,10 @@ fmt: $(STAMP) ## fix lint findings that can be fixed and format the code
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-bench: $(STAMP) ## run the benchmarks under bench/
+bench: $(STAMP) ## run the benchmarks under bench/ (the last two need PostgreSQL and Redis)
 	$(VENV)/bin/python bench/loop_overhead.py
+	$(VENV)/bin/python bench/trace_write.py
+	$(VENV)/bin/python bench/http_throughput.py
 
 lock: $(UV) ## re-resolve uv.lock after changing pyproject.toml
 	$(UV) lock
@@ -50,4 +55,4 @@ lock: $(UV) ## re-resolve uv.lock after changing pyproject.toml
 clean: ## remove the virtual environments and caches
 	rm -rf $(VENV) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache .coverage
 
-.PHONY: help install run test check fmt bench lock clean
+.PHONY: help install run demo test check fmt bench lock clean
