@@ -33,7 +33,7 @@ from agentkit.application.tools.registry import ToolRegistry
 from agentkit.application.tools.tool import Tool
 from agentkit.container.health import HealthProbes, HealthProvider
 from agentkit.container.state import StateProvider
-from agentkit.container.tools import builtin_tools
+from agentkit.container.tools import BuiltinTools, ToolsProvider
 
 StepObservers = NewType("StepObservers", tuple[TraceSink, ...])
 
@@ -74,10 +74,10 @@ class CoreProvider(Provider):
         )
 
     @provide(scope=Scope.APP)
-    def registry(self, settings: Settings) -> ToolRegistry:
+    def registry(self, settings: Settings, builtin: BuiltinTools) -> ToolRegistry:
         """Built-in tools, then AGENTKIT_TOOL_MODULES, then the `agentkit.tools` entry points."""
         tools: list[Tool[..., Any]] = [
-            *builtin_tools(settings),
+            *builtin,
             *load_tool_modules(settings.agentkit_tool_modules),
             *load_entry_point_tools(),
         ]
@@ -186,6 +186,7 @@ def make_container(settings: Settings, *overrides: Provider) -> AsyncContainer:
         CoreProvider(),
         StateProvider(),
         HealthProvider(),
+        ToolsProvider(),
         ObserversProvider(),
         *overrides,
         context={Settings: settings},

@@ -15,6 +15,7 @@ from dishka import AnyOf, Provider, Scope, provide
 from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agentkit.adapters.demo.seeder import PostgresDemoSeeder
 from agentkit.adapters.embedded import EmbeddedServers
 from agentkit.adapters.memory import InMemoryRateLimiter, InMemoryRunRepository, InMemorySessionStore, InMemoryTraceSink
 from agentkit.adapters.memory.schema_migrator import InMemorySchemaMigrator
@@ -110,6 +111,8 @@ class StateProvider(Provider):
                 )
                 if plan.postgres == "embedded":
                     await AlembicSchemaMigrator(engine).upgrade()
+                    # the private server is ours: give sql_readonly its demo database right away
+                    _log.info("demo_seeded", summary=await PostgresDemoSeeder(url, settings).seed())
             if plan.redis != "memory":
                 redis_url = await embedded.start_redis() if plan.redis == "embedded" else settings.redis_url
                 assert redis_url is not None  # noqa: S101 - plan_state saw REDIS_URL

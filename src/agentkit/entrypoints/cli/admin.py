@@ -1,4 +1,4 @@
-"""Admin commands on the same container as the API: migrate, prune, runs show / trace."""
+"""Admin commands on the same container as the API: migrate, seed-demo, prune, runs show / trace."""
 
 import argparse
 import sys
@@ -6,25 +6,27 @@ from collections.abc import Mapping
 
 import msgspec
 
+from agentkit.application.ports.demo_seeder import DemoSeeder
 from agentkit.application.ports.schema_migrator import SchemaMigrator
 from agentkit.application.runs.prune import PruneInput, PruneOldRuns
 from agentkit.application.runs.queries import GetRun, GetTrace
-from agentkit.application.settings import load_settings
-from agentkit.container import make_container
 from agentkit.domain.ids import RunId
-from agentkit.entrypoints.logging import configure_logging
+from agentkit.entrypoints.cli.scope import command_container
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    """Add `migrate`, `prune` and `runs` to the parser."""
+    """Add `migrate`, `seed-demo`, `prune` and `runs` to the parser."""
     migrate = sub.add_parser("migrate", help="bring the database schema up to date")
     migrate.set_defaults(handler=migrate_command)
 
     prune = sub.add_parser("prune", help="delete finished runs, their steps and sessions older than an age")
     prune.add_argument("--older-than", required=True, type=age, help="an age such as 30d, 12h, 90m or 3600s")
     prune.set_defaults(handler=prune_command)
+
+    seed = sub.add_parser("seed-demo", help="create or reset the demo database that sql_readonly reads")
+    seed.set_defaults(handler=seed_demo_command)
 
     runs = sub.add_parser("runs", help="read stored runs")
     runs_sub = runs.add_subparsers(dest="runs_command", required=True, metavar="ACTION")
@@ -50,55 +52,39 @@ def age(text: str) -> float:
 
 async def migrate_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """`agentkit migrate`."""
-    settings = load_settings(environ)
-    configure_logging(settings)
-    container = make_container(settings)
-    try:
+    async with command_container(environ) as (_, container):
         migrator = await container.get(SchemaMigrator)
         await migrator.upgrade()
         print(f"database schema at revision {await migrator.current()}")
-    finally:
-        await container.close()
+    return 0
+
+
+async def seed_demo_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    """`agentkit seed-demo`."""
+    async with command_container(environ) as (_, container):
+        print(await (await container.get(DemoSeeder)).seed())
     return 0
 
 
 async def prune_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """`agentkit prune --older-than AGE`."""
-    settings = load_settings(environ)
-    configure_logging(settings)
-    container = make_container(settings)
-    try:
-        async with container() as request:
-            result = await (await request.get(PruneOldRuns)).execute(PruneInput(older_than_s=args.older_than))
-    finally:
-        await container.close()
+    async with command_container(environ) as (_, container), container() as request:
+        result = await (await request.get(PruneOldRuns)).execute(PruneInput(older_than_s=args.older_than))
     print(f"deleted {result.runs_deleted} runs (with their steps) and {result.sessions_deleted} sessions")
     return 0
 
 
 async def show_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """`agentkit runs show ID`."""
-    settings = load_settings(environ)
-    configure_logging(settings)
-    container = make_container(settings)
-    try:
-        async with container() as request:
-            run = await (await request.get(GetRun)).execute(RunId(args.run_id), None)
-    finally:
-        await container.close()
+    async with command_container(environ) as (_, container), container() as request:
+        run = await (await request.get(GetRun)).execute(RunId(args.run_id), None)
     sys.stdout.write(msgspec.json.encode(run).decode() + "\n")
     return 0
 
 
 async def trace_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """`agentkit runs trace ID`."""
-    settings = load_settings(environ)
-    configure_logging(settings)
-    container = make_container(settings)
-    try:
-        async with container() as request:
-            _, steps = await (await request.get(GetTrace)).execute(RunId(args.run_id), None)
-    finally:
-        await container.close()
+    async with command_container(environ) as (_, container), container() as request:
+        _, steps = await (await request.get(GetTrace)).execute(RunId(args.run_id), None)
     sys.stdout.write(msgspec.json.encode(steps).decode() + "\n")
     return 0

@@ -12,13 +12,12 @@ from agentkit.application.errors import ConfigurationError
 from agentkit.application.runs.create_run import CreateRunInput
 from agentkit.application.runs.queries import GetTrace
 from agentkit.application.runs.run_agent import RunAgent
-from agentkit.application.settings import Settings, load_settings
 from agentkit.application.tools.registry import ToolRegistry
-from agentkit.container import ObserversProvider, make_container
+from agentkit.container import ObserversProvider
 from agentkit.domain.ids import OwnerId, SessionId
 from agentkit.domain.run import RunStatus
 from agentkit.entrypoints.cli.console import ConsoleStepPrinter, print_outcome
-from agentkit.entrypoints.logging import configure_logging
+from agentkit.entrypoints.cli.scope import command_container
 
 LOCAL_OWNER = OwnerId("local")
 DEMO_SCRIPT = Path(__file__).with_name("demo_script.json")
@@ -45,8 +44,8 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     tools.set_defaults(handler=tools_command)
 
 
-def settings_for(environ: Mapping[str, str], args: argparse.Namespace) -> Settings:
-    """Settings from the environment with the command line's overrides."""
+def provider_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The command line's choice of provider, model and script, as settings overrides."""
     overrides: dict[str, Any] = {}
     if getattr(args, "script", None):
         overrides.update(llm_provider="scripted", llm_script=args.script)
@@ -54,36 +53,35 @@ def settings_for(environ: Mapping[str, str], args: argparse.Namespace) -> Settin
         overrides["llm_provider"] = args.provider
     if getattr(args, "model", None):
         overrides["llm_model"] = args.model
-    settings = load_settings(environ, **overrides)
-    configure_logging(settings)
-    return settings
+    return overrides
 
 
 async def run_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """`agentkit run GOAL`: live steps, then the answer; exit 0 only when the run succeeded."""
-    settings = settings_for(environ, args)
     output_schema = _output_schema(args.output_schema) if args.output_schema else None
     live = ConsoleStepPrinter(sys.stderr if args.json else sys.stdout)
-    container = make_container(settings, ObserversProvider([live]))
-    try:
-        async with container() as request:
-            run_agent = await request.get(RunAgent)
-            run = await run_agent.execute(
-                CreateRunInput(
-                    owner=LOCAL_OWNER,
-                    goal=args.goal,
-                    session_id=SessionId(args.session) if args.session else None,
-                    max_steps=args.max_steps,
-                    output_schema=output_schema,
-                )
+    overrides = provider_overrides(args)
+    if not environ.get("LOG_LEVEL"):
+        overrides["log_level"] = "WARNING"  # the live steps are the story; operational logs on request
+    async with (
+        command_container(environ, ObserversProvider([live]), **overrides) as (_, container),
+        container() as request,
+    ):
+        run_agent = await request.get(RunAgent)
+        run = await run_agent.execute(
+            CreateRunInput(
+                owner=LOCAL_OWNER,
+                goal=args.goal,
+                session_id=SessionId(args.session) if args.session else None,
+                max_steps=args.max_steps,
+                output_schema=output_schema,
             )
-            if args.json:
-                _, steps = await (await request.get(GetTrace)).execute(run.id, None)
-                sys.stdout.write(msgspec.json.encode({"run": run, "trace": steps}).decode() + "\n")
-            else:
-                print_outcome(run)
-    finally:
-        await container.close()
+        )
+        if args.json:
+            _, steps = await (await request.get(GetTrace)).execute(run.id, None)
+            sys.stdout.write(msgspec.json.encode({"run": run, "trace": steps}).decode() + "\n")
+        else:
+            print_outcome(run)
     return 0 if run.status is RunStatus.SUCCEEDED else 1
 
 
@@ -100,14 +98,8 @@ async def demo_command(args: argparse.Namespace, environ: Mapping[str, str]) -> 
 
 async def tools_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """`agentkit tools`: the registered tools and their schemas."""
-    settings = load_settings(environ)
-    configure_logging(settings)
-    container = make_container(settings)
-    try:
-        registry = await container.get(ToolRegistry)
-        schemas = registry.schemas()
-    finally:
-        await container.close()
+    async with command_container(environ) as (_, container):
+        schemas = (await container.get(ToolRegistry)).schemas()
     if args.json:
         sys.stdout.write(msgspec.json.encode(schemas).decode() + "\n")
         return 0
