@@ -1,0 +1,168 @@
+"""The admin commands and `agentkit serve`, on real PostgreSQL and Redis."""
+
+import asyncio
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from agentkit.entrypoints.cli.main import main
+from tests.integration.tools.conftest import drop_demo
+from tests.state_fixtures import StateServers, unique_name
+
+pytestmark = pytest.mark.integration
+
+SCRIPT = [
+    {"tool_calls": [{"name": "calculator", "arguments": {"expression": "6 * 7"}}], "input_tokens": 30},
+    {"text": "42", "input_tokens": 40, "output_tokens": 2},
+]
+
+
+@pytest.fixture
+def server_env(
+    state_servers: StateServers,
+    pg_engine: AsyncEngine,
+    redis_prefix: str,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> dict[str, str]:
+    """The environment a user would set to point AgentKit at their servers (tables emptied first)."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(SCRIPT))
+    env = {
+        "DATABASE_URL": state_servers.database_url.render_as_string(hide_password=False),
+        "REDIS_URL": state_servers.redis_url,
+        "REDIS_KEY_PREFIX": redis_prefix,
+        "STATE_BACKEND": "external",
+        "LLM_SCRIPT": str(script),
+        "LOG_LEVEL": "WARNING",
+    }
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    return env
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> object:
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_migrate_reports_the_revision(server_env: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["migrate"]) == 0
+    assert capsys.readouterr().out == "database schema at revision 0001\n"
+
+
+def test_a_cli_run_is_stored_and_can_be_read_back(
+    server_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = run_json(capsys, "run", "what is 6 * 7?", "--json")
+    assert isinstance(document, dict)
+    run_id = document["run"]["id"]
+
+    shown = run_json(capsys, "runs", "show", run_id)
+    trace = run_json(capsys, "runs", "trace", run_id)
+
+    assert isinstance(shown, dict)
+    assert (shown["status"], shown["answer"]) == ("succeeded", "42")
+    assert isinstance(trace, list)
+    assert [(step["type"], step["step_no"]) for step in trace] == [("llm", 1), ("tool", 2), ("llm", 3)]
+    assert trace[1]["result"]["output"] == "42"
+    assert main(["runs", "show", "00000000-0000-0000-0000-000000000000"]) == 2
+    assert "no run with id" in capsys.readouterr().err
+
+
+def test_prune_deletes_finished_runs_older_than_the_age(
+    server_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = run_json(capsys, "run", "6 * 7", "--json")
+    assert isinstance(document, dict)
+    time.sleep(1.1)
+
+    assert main(["prune", "--older-than", "1s"]) == 0
+    assert capsys.readouterr().out.startswith("deleted 1 runs (with their steps)")
+    assert main(["runs", "show", document["run"]["id"]]) == 2
+    with pytest.raises(SystemExit) as exit_info:
+        main(["prune", "--older-than", "soon"])
+    assert exit_info.value.code == 2
+    assert "'soon' is not an age like 30d" in capsys.readouterr().err
+
+
+def test_seed_demo_creates_the_demo_database_and_its_reader(
+    server_env: dict[str, str],
+    state_servers: StateServers,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    database, reader = unique_name("demo"), f"agentkit_reader_{secrets.token_hex(4)}"
+    monkeypatch.setenv("DEMO_DATABASE", database)
+    monkeypatch.setenv("POSTGRES_READONLY_USER", reader)
+    try:
+        assert main(["seed-demo"]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith(f"demo database {database!r} seeded (customers 8, products 10")
+        assert f"read-only role {reader!r}" in out
+        assert main(["tools"]) == 0
+        assert "sql_readonly(query)" in capsys.readouterr().out
+    finally:
+        asyncio.run(drop_demo(state_servers.server_url, database, reader))
+
+
+def test_seed_demo_without_a_database_says_what_to_set(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("DATABASE_URL", "POSTGRES_HOST", "STATE_BACKEND"):
+        monkeypatch.delenv(name, raising=False)
+
+    assert main(["seed-demo"]) == 2
+    assert "seeding the demo database needs PostgreSQL" in capsys.readouterr().err
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def test_serve_answers_runs_and_stops_cleanly(server_env: dict[str, str]) -> None:
+    port = free_port()
+    env = {**os.environ, **server_env, "API_KEYS": "serve-test-key", "PORT": str(port)}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "agentkit.entrypoints.cli.main", "serve"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "the server did not come up"
+            assert server.poll() is None, server.stdout.read() if server.stdout else ""
+            time.sleep(0.2)
+        created = httpx.post(
+            f"{base}/v1/runs", json={"goal": "6 * 7"}, headers={"X-API-Key": "serve-test-key"}, timeout=10
+        )
+        assert created.status_code == 201
+        assert created.json()["answer"] == "42"
+    finally:
+        server.send_signal(signal.SIGTERM)
+        output, _ = server.communicate(timeout=30)
+    # uvicorn shuts down gracefully, then re-raises the signal so the exit status tells why it stopped
+    assert server.returncode == -signal.SIGTERM
+    assert "Traceback" not in output
