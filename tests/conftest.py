@@ -1,11 +1,11 @@
-"""Root fixtures. The Postgres and Redis fixtures live in tests/state_fixtures.py."""
+"""Root fixtures. PostgreSQL and Redis: tests/state_fixtures.py; the demo database: tests/demo_fixtures.py."""
 
 from collections.abc import Iterator
 
 import pytest
 import structlog
 
-pytest_plugins = ["tests.state_fixtures"]
+pytest_plugins = ["tests.state_fixtures", "tests.demo_fixtures"]
 
 
 @pytest.fixture(autouse=True)

@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agentkit.entrypoints.cli.main import main
-from tests.integration.tools.conftest import drop_demo
+from tests.demo_fixtures import drop_demo
 from tests.state_fixtures import StateServers, unique_name
 
 pytestmark = pytest.mark.integration

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from dishka import Provider, Scope, provide
+from dishka import Provider, Scope
 from dishka.integrations.litestar import LitestarProvider
 from litestar.testing import AsyncTestClient
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -53,22 +53,13 @@ class Gate:
 
 
 class Overrides(Provider):
-    """Swaps in the test's LLM and tools."""
+    """Swaps in the test's LLM and, when given, its tools."""
 
-    def __init__(self, llm: LLMClient, registry: ToolRegistry) -> None:
+    def __init__(self, llm: LLMClient, registry: ToolRegistry | None) -> None:
         super().__init__()
-        self._llm = llm
-        self._registry = registry
-
-    @provide(scope=Scope.APP)
-    def llm(self) -> LLMClient:
-        """The test's LLM."""
-        return self._llm
-
-    @provide(scope=Scope.APP)
-    def registry(self) -> ToolRegistry:
-        """The test's tools."""
-        return self._registry
+        self.provide(lambda: llm, provides=LLMClient, scope=Scope.APP)
+        if registry is not None:
+            self.provide(lambda: registry, provides=ToolRegistry, scope=Scope.APP)
 
 
 ApiFactory = Callable[..., Awaitable[AsyncTestClient[Any]]]
@@ -85,7 +76,7 @@ async def api_factory(
         script: Sequence[LLMResponse] = (),
         *,
         llm: LLMClient | None = None,
-        tools: Sequence[Tool[..., Any]] = (add, lookup),
+        tools: Sequence[Tool[..., Any]] | None = (add, lookup),
         **settings: Any,
     ) -> AsyncTestClient[Any]:
         env = {
@@ -97,7 +88,8 @@ async def api_factory(
             "LOG_LEVEL": "WARNING",
         }
         config: Settings = load_settings(env, **settings)
-        registry = ToolRegistry(tools, default_timeout_s=config.tool_timeout_s)
+        # tools=None keeps the container's own registry: the built-in tools
+        registry = None if tools is None else ToolRegistry(tools, default_timeout_s=config.tool_timeout_s)
         container = make_container(config, LitestarProvider(), Overrides(llm or ScriptedLLMClient(script), registry))
         client: AsyncTestClient[Any] = AsyncTestClient(create_app(container, config))
         await client.__aenter__()

@@ -12,7 +12,7 @@ import pytest
 
 from agentkit.adapters.demo import DEMO_TABLES, seed_demo_database
 from agentkit.application.errors import ConfigurationError
-from tests.integration.tools.conftest import STATEMENT_TIMEOUT_MS, DemoDatabase
+from tests.demo_fixtures import STATEMENT_TIMEOUT_MS, DemoDatabase
 
 pytestmark = pytest.mark.integration
 

@@ -29,7 +29,7 @@ import pytest
 
 from agentkit.adapters.tools.errors import QueryFailed
 from agentkit.adapters.tools.sql_readonly import AsyncpgReadOnlyQueryRunner, format_table
-from tests.integration.tools.conftest import STATEMENT_TIMEOUT_MS, DemoDatabase
+from tests.demo_fixtures import STATEMENT_TIMEOUT_MS, DemoDatabase
 
 pytestmark = pytest.mark.integration
 

@@ -23,7 +23,7 @@ from agentkit.container import make_container
 from agentkit.domain.ids import OwnerId
 from agentkit.domain.run import RunStatus
 from agentkit.domain.steps import ToolStep
-from tests.integration.tools.conftest import DemoDatabase
+from tests.demo_fixtures import DemoDatabase
 
 pytestmark = pytest.mark.integration
 

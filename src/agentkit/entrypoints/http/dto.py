@@ -104,8 +104,8 @@ class StepView(msgspec.Struct, kw_only=True, omit_defaults=True):
     kind: Literal["llm", "tool"]
     created_at: datetime
     latency_ms: float
-    input_tokens: int = 0
-    output_tokens: int = 0
+    input_tokens: int
+    output_tokens: int
     text: str | None = None
     tool_calls: list[ToolCallView] | None = None
     finish_reason: str | None = None
@@ -183,6 +183,8 @@ def step_view(step: Step) -> StepView:
         kind="tool",
         created_at=step.created_at,
         latency_ms=round(step.latency_ms, 3),
+        input_tokens=0,
+        output_tokens=0,
         tool_name=step.tool_name,
         call_id=step.call_id,
         arguments=step.arguments,
