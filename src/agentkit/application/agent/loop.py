@@ -172,20 +172,12 @@ class _Execution:
     async def _ask_model(self) -> LLMResponse:
         clock = self.loop._clock
         started = clock.monotonic()
+        failure: LLMError | None = None
         try:
             response = await self.loop._llm.chat(self.messages, self.schemas)
         except LLMError as exc:
-            await self._record(
-                LLMStep(
-                    run_id=self.run.id,
-                    step_no=self._next_step(),
-                    created_at=clock.now(),
-                    latency_ms=(clock.monotonic() - started) * 1000,
-                    attempts=exc.attempts,
-                    error=str(exc),
-                )
-            )
-            raise
+            # the failed call is a step too: the trace shows what it cost and why it failed
+            failure, response = exc, LLMResponse(attempts=exc.attempts)
         self.run = runs.add_usage(self.run, response.usage)
         await self._record(
             LLMStep(
@@ -196,10 +188,13 @@ class _Execution:
                 usage=response.usage,
                 text=response.text,
                 tool_calls=response.tool_calls,
-                finish_reason=response.finish_reason,
+                finish_reason=None if failure else response.finish_reason,
                 attempts=response.attempts,
+                error=None if failure is None else str(failure),
             )
         )
+        if failure is not None:
+            raise failure
         return response
 
     async def _call_tools(self, calls: Sequence[ToolCall]) -> Run | None:
