@@ -14,25 +14,15 @@ from agentkit.application.agent import AgentConfig, AgentLoop
 from agentkit.application.ports.trace_sink import TraceSink
 from agentkit.application.runs.create_run import CreateRun, CreateRunInput
 from agentkit.application.runs.run_agent import RunAgent
-from agentkit.application.tools import ToolRegistry, tool
+from agentkit.application.tools import ToolRegistry
 from agentkit.domain.ids import OwnerId, SessionId, ToolCallId
 from agentkit.domain.messages import LLMResponse, ToolCall, Usage
 from agentkit.domain.run import Run, RunStatus
 from agentkit.domain.steps import LLMStep, ToolStep
+from tests.sample_tools import add
 
 pytestmark = pytest.mark.integration
 OWNER = OwnerId("key-1")
-
-
-@tool
-def add(a: float, b: float) -> float:
-    """Add two numbers.
-
-    Args:
-        a: The first number.
-        b: The second number.
-    """
-    return a + b
 
 
 def calls_add(call_id: str, a: float, b: float) -> LLMResponse:

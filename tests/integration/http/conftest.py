@@ -15,33 +15,15 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from agentkit.adapters.llm.scripted import ScriptedLLMClient
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.settings import Settings, load_settings
-from agentkit.application.tools import Tool, ToolError, ToolRegistry, tool
+from agentkit.application.tools import Tool, ToolRegistry
 from agentkit.container import make_container
 from agentkit.domain.messages import LLMResponse
 from agentkit.entrypoints.http import create_app
+from tests.sample_tools import add, lookup
 from tests.state_fixtures import StateServers
 
 KEY_A = "key-a-" + "x" * 20
 KEY_B = "key-b-" + "y" * 20
-
-
-@tool
-def add(a: float, b: float) -> float:
-    """Add two numbers.
-
-    Args:
-        a: The first number.
-        b: The second number.
-    """
-    return a + b
-
-
-@tool
-def lookup(city: str) -> str:
-    """Look up the weather of a city."""
-    if city != "Paris":
-        raise ToolError(f"no weather station in {city!r}; try 'Paris'")
-    return "sunny, 21 C"
 
 
 @dataclass

@@ -9,32 +9,14 @@ import pytest
 from agentkit.adapters.memory import FailingTraceSink
 from agentkit.application.agent import AgentConfig
 from agentkit.application.runs.create_run import CreateRunInput
-from agentkit.application.tools import ToolContext, ToolError, tool
+from agentkit.application.tools import ToolContext, tool
 from agentkit.domain.errors import InvalidGoal
 from agentkit.domain.ids import RunId
 from agentkit.domain.messages import LLMResponse
 from agentkit.domain.run import RunStatus
 from agentkit.domain.steps import LLMStep, ToolStep
+from tests.sample_tools import add, lookup
 from tests.unit.application.harness import OWNER, Harness, answer, call, calls
-
-
-@tool
-def add(a: float, b: float) -> float:
-    """Add two numbers.
-
-    Args:
-        a: The first number.
-        b: The second number.
-    """
-    return a + b
-
-
-@tool
-async def lookup(city: str) -> str:
-    """Look up the weather of a city."""
-    if city != "Paris":
-        raise ToolError(f"no weather station in {city!r}; try 'Paris'")
-    return "sunny, 21 C"
 
 
 async def test_a_tool_call_then_an_answer_succeeds_and_records_every_step() -> None:

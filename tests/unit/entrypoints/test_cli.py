@@ -8,29 +8,13 @@ import pytest
 from agentkit.entrypoints.cli.agent import DEMO_SCRIPT
 from agentkit.entrypoints.cli.main import main
 
-TOOLS_MODULE = '''
-from agentkit import tool
-
-@tool
-def add(a: float, b: float) -> float:
-    """Add two numbers.
-
-    Args:
-        a: The first number.
-        b: The second number.
-    """
-    return a + b
-'''
-
 
 @pytest.fixture(autouse=True)
-def local_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """A clean environment with a user tool module on the path; no servers."""
+def local_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clean environment with a user tool module named; no servers."""
     for name in ("DATABASE_URL", "REDIS_URL", "POSTGRES_HOST", "LLM_PROVIDER", "LLM_SCRIPT", "MAX_STEPS"):
         monkeypatch.delenv(name, raising=False)
-    (tmp_path / "cli_user_tools.py").write_text(TOOLS_MODULE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("AGENTKIT_TOOL_MODULES", "cli_user_tools")
+    monkeypatch.setenv("AGENTKIT_TOOL_MODULES", "tests.sample_tools")
     monkeypatch.setenv("LOG_LEVEL", "WARNING")
 
 
