@@ -9,7 +9,8 @@ from litestar.testing import AsyncTestClient
 from agentkit.application.tools import Tool, tool
 from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import LLMResponse, ToolCall, Usage
-from tests.integration.http.conftest import KEY_B, ApiFactory, Gate, add, headers, session_name
+from tests.integration.http.conftest import KEY_B, ApiFactory, Gate, headers, session_name
+from tests.sample_tools import add
 
 pytestmark = pytest.mark.integration
 
