@@ -172,6 +172,20 @@ async def test_renew_leases_extends_only_unfinished_runs(kit: StateKit) -> None:
     assert await kit.runs.get(done.id) == done
 
 
+async def test_renew_leases_says_which_runs_are_to_cancel(kit: StateKit) -> None:
+    to_cancel, going_on = (runs.start(new_run(), now=T0, lease_until=T0 + timedelta(seconds=30)) for _ in range(2))
+    for run in (to_cancel, going_on):
+        await kit.runs.add(run)
+    await kit.runs.request_cancel(to_cancel.id)
+
+    cancelled = await kit.runs.renew_leases(
+        [to_cancel.id, going_on.id], now=T0 + timedelta(seconds=10), until=T0 + timedelta(seconds=40)
+    )
+
+    assert cancelled == {to_cancel.id}
+    assert await kit.runs.renew_leases([], now=T0, until=T0) == set()
+
+
 async def test_expire_lapsed_ends_lapsed_runs_once_and_leaves_renewed_ones(kit: StateKit) -> None:
     lapsed = [runs.start(new_run(), now=T0, lease_until=T0 + timedelta(seconds=s)) for s in (10, 20, 30)]
     renewed = runs.start(new_run(), now=T0, lease_until=T0 + timedelta(seconds=10))

@@ -11,6 +11,7 @@ from agentkit.adapters.memory import (
     InMemoryTraceSink,
     SequentialIdGenerator,
 )
+from agentkit.adapters.scheduling import InlineRunScheduler
 from agentkit.application.agent import AgentConfig, AgentLoop
 from agentkit.application.ports.trace_sink import TraceSink
 from agentkit.application.runs.cancel_run import CancelRun
@@ -76,7 +77,8 @@ class Harness:
             max_steps=self.config.max_steps,
             max_goal_chars=1000,
         )
-        self.cancel = CancelRun(runs=self.runs, clock=self.clock)
+        self.scheduler = InlineRunScheduler(self.loop)
+        self.cancel = CancelRun(runs=self.runs, clock=self.clock, scheduler=self.scheduler)
 
     async def run(self, goal: str = "do it", *, session: str | None = None, **extra: Any) -> Run:
         """Create and execute a run."""

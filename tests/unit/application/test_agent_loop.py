@@ -300,3 +300,30 @@ async def test_an_empty_goal_is_refused_before_anything_runs() -> None:
     with pytest.raises(InvalidGoal, match="the limit is 1000"):
         await h.run("x" * 1001)
     assert h.llm.requests == []
+
+
+async def test_a_cancel_made_in_another_process_arrives_with_the_lease_renewal() -> None:
+    started = asyncio.Event()
+
+    @tool
+    async def slow_step(i: int) -> str:
+        """Take a little while.
+
+        Args:
+            i: A counter.
+        """
+        started.set()
+        await asyncio.sleep(0.05)
+        return "ok"
+
+    script = [calls(call("slow_step", call_id=f"c{i}", i=i)) for i in range(50)]
+    h = Harness(script, [slow_step], config=AgentConfig(max_steps=100, lease_s=0.15))
+    task = asyncio.create_task(h.run("keep going"))
+    await started.wait()
+
+    # another process stores the cancel flag; this process's scheduler is not told
+    await h.runs.request_cancel(RunId("run-1"))
+    run = await asyncio.wait_for(task, 5)
+
+    assert run.status is RunStatus.CANCELLED
+    assert h.llm.remaining > 40  # it stopped within a lease renewal, not at the end of the script

@@ -62,12 +62,16 @@ class InMemoryRunRepository(RunRepository):
         ]
         return found[:limit]
 
-    async def renew_leases(self, run_ids: Sequence[RunId], *, now: datetime, until: datetime) -> None:
-        """Extend the leases of the runs that are still unfinished."""
+    async def renew_leases(self, run_ids: Sequence[RunId], *, now: datetime, until: datetime) -> set[RunId]:
+        """Extend the leases of the runs that are still unfinished; say which of them are to cancel."""
+        cancelled: set[RunId] = set()
         for run_id in run_ids:
             stored = self._runs.get(run_id)
             if stored is not None and not stored.is_terminal:
                 self._runs[run_id] = msgspec.structs.replace(stored, heartbeat_at=now, expires_at=until)
+                if stored.cancel_requested:
+                    cancelled.add(run_id)
+        return cancelled
 
     async def expire_lapsed(self, now: datetime, *, reason: str, limit: int = 100) -> list[Run]:
         """Expire the unfinished runs whose lease lapsed."""

@@ -31,6 +31,10 @@ class InlineRunScheduler(RunScheduler):
         self._tasks[run.id] = task
         task.add_done_callback(functools.partial(self._finished, run.id))
 
+    def notify_cancel(self, run_id: RunId) -> None:
+        """Pass the cancel to the loop (it ignores runs it does not hold)."""
+        self._loop.request_cancel(run_id)
+
     async def wait(self, run_id: RunId, timeout_s: float) -> bool:
         """Wait for the run's task; True when it ended or does not run here."""
         task = self._tasks.get(run_id)

@@ -18,6 +18,9 @@ class LeaseKeeper:
     One background task serves every run of a process (a task per run would cost each run in
     flight a task of its own); it stops when the last run is released. A run whose process dies
     stops being renewed, its lease lapses and the sweeper marks it `expired`.
+
+    It also knows which held runs are to cancel: a cancel made in this process is marked at once
+    (`mark_cancelled`), one made in another process arrives with the next renewal.
     """
 
     def __init__(self, *, runs: RunRepository, clock: Clock, lease_s: float) -> None:
@@ -26,6 +29,7 @@ class LeaseKeeper:
         self._lease = timedelta(seconds=lease_s)
         self._interval_s = lease_s / 3
         self._held: set[RunId] = set()
+        self._cancelled: set[RunId] = set()
         self._task: asyncio.Task[None] | None = None
 
     def hold(self, run_id: RunId) -> None:
@@ -37,6 +41,16 @@ class LeaseKeeper:
     def release(self, run_id: RunId) -> None:
         """Stop renewing this run's lease."""
         self._held.discard(run_id)
+        self._cancelled.discard(run_id)
+
+    def mark_cancelled(self, run_id: RunId) -> None:
+        """Remember that a held run is to cancel at its next step boundary."""
+        if run_id in self._held:
+            self._cancelled.add(run_id)
+
+    def is_cancelled(self, run_id: RunId) -> bool:
+        """Whether the run is to cancel."""
+        return run_id in self._cancelled
 
     async def _renew(self) -> None:
         while self._held:
@@ -45,7 +59,8 @@ class LeaseKeeper:
                 break
             now = self._clock.now()
             try:
-                await self._runs.renew_leases(sorted(self._held), now=now, until=now + self._lease)
+                cancelled = await self._runs.renew_leases(sorted(self._held), now=now, until=now + self._lease)
+                self._cancelled.update(cancelled & self._held)
             except Exception as exc:
                 # the next tick tries again; a lease lapses only after three missed renewals
                 logger.warning("lease_renewal_failed", runs=len(self._held), error=str(exc))

@@ -19,6 +19,7 @@ from agentkit.application.tools.context import ToolContext
 from agentkit.application.tools.final_result import final_result_tool
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.domain import run as runs
+from agentkit.domain.ids import RunId
 from agentkit.domain.messages import LLMResponse, Message, ToolCall
 from agentkit.domain.policy import CallTools, Finish, LoopLimits, LoopState, Stop, decide
 from agentkit.domain.run import Run, RunStatus
@@ -62,6 +63,10 @@ class AgentLoop:
         self._clock = clock
         self._config = config
         self._leases = LeaseKeeper(runs=runs, clock=clock, lease_s=config.lease_s)
+
+    def request_cancel(self, run_id: RunId) -> None:
+        """Tell a run executing here to cancel at its next step boundary."""
+        self._leases.mark_cancelled(run_id)
 
     def run(self, run: Run) -> Coroutine[Any, Any, Run]:
         """Execute a pending run and return it in its terminal status (also persisted).
@@ -231,10 +236,9 @@ class _Execution:
             self.messages.append(Message(role="tool", content=reason, tool_call_id=call.id, name=call.name))
 
     async def _cancel_requested(self) -> bool:
-        if self.run.cancel_requested:
-            return True
-        stored = await self.loop._runs.get(self.run.id)
-        return stored is not None and stored.cancel_requested
+        # no read per step: a cancel reaches the lease keeper (at once from this process, with the
+        # next lease renewal from another)
+        return self.run.cancel_requested or self.loop._leases.is_cancelled(self.run.id)
 
     async def _remember_session(self) -> None:
         run = self.run

@@ -46,8 +46,12 @@ class RunRepository(Protocol):
         """Pending or running runs whose lease expired before `now`."""
 
     @abstractmethod
-    async def renew_leases(self, run_ids: Sequence[RunId], *, now: datetime, until: datetime) -> None:
-        """Set the heartbeat and extend the lease of these runs, where they are still pending or running."""
+    async def renew_leases(self, run_ids: Sequence[RunId], *, now: datetime, until: datetime) -> set[RunId]:
+        """Set the heartbeat and extend the lease of these runs, where they are still pending or running.
+
+        Returns the renewed runs whose cancel was requested, so an executor learns of a cancel made
+        in another process with the renewal it does anyway, instead of a read per step.
+        """
 
     @abstractmethod
     async def expire_lapsed(self, now: datetime, *, reason: str, limit: int = 100) -> list[Run]:

@@ -15,6 +15,10 @@ class RunScheduler(Protocol):
         """Start executing a stored pending run; returns at once."""
 
     @abstractmethod
+    def notify_cancel(self, run_id: RunId) -> None:
+        """A cancel was stored for this run: if it executes here, stop it at its next step boundary."""
+
+    @abstractmethod
     async def wait(self, run_id: RunId, timeout_s: float) -> bool:
         """Wait up to `timeout_s` for the run to end here; True if it ended (or is not running here)."""
 

@@ -45,7 +45,7 @@ def owner_id(key: str) -> OwnerId:
     return OwnerId("key_" + hashlib.sha256(key.encode()).hexdigest()[:16])
 
 
-def require_api_key(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
+async def require_api_key(connection: ASGIConnection[Any, Any, Any, Any], _: BaseRouteHandler) -> None:
     """Litestar guard on every /v1 route: a valid key, or 401. Remembers the caller's owner id.
 
     Async although it never awaits: Litestar runs a sync guard in a worker thread, a thread hop and
