@@ -97,6 +97,7 @@ async def test_deleting_old_runs_deletes_their_steps(pg_engine: AsyncEngine) -> 
         await repo.add(run)
         for step_no in (1, 2):
             await trace.record(tool_step(run.id, step_no))
+    await trace.flush()
 
     assert await repo.delete_finished_before(T0 + timedelta(days=1)) == 1
 
@@ -125,9 +126,13 @@ async def test_a_write_to_a_server_that_is_down_is_logged_and_swallowed_quickly(
     started = time.perf_counter()
 
     await sink.record(tool_step(RunId(str(uuid.uuid4())), 1))
+    recorded_in = time.perf_counter() - started
+    await sink.flush()
 
+    assert recorded_in < 0.05  # recording never waits for the database
     assert sink.failed_writes == 1
     assert time.perf_counter() - started < 1.0
+    await sink.aclose()
     await engine.dispose()
 
 
@@ -135,5 +140,22 @@ async def test_a_write_for_a_run_that_does_not_exist_is_swallowed(pg_engine: Asy
     sink = SqlaTraceSink(pg_engine)
 
     await sink.record(tool_step(RunId(str(uuid.uuid4())), 1))
+    await sink.flush()
 
     assert sink.failed_writes == 1
+
+
+async def test_a_bad_step_in_a_batch_costs_no_other_run_its_steps(pg_engine: AsyncEngine) -> None:
+    repo, sink = SqlaRunRepository(pg_engine), SqlaTraceSink(pg_engine)
+    run = finished_run(T0)
+    await repo.add(run)
+    orphan = RunId(str(uuid.uuid4()))  # no such run: its step breaks the foreign key
+
+    # recorded together, so the writer task sends them in one batch
+    for step in (tool_step(run.id, 1), tool_step(orphan, 1), tool_step(run.id, 2)):
+        await sink.record(step)
+    await sink.flush()
+
+    assert [step.step_no for step in await sink.steps(run.id)] == [1, 2]
+    assert sink.failed_writes == 1
+    await sink.aclose()

@@ -132,11 +132,18 @@ class StateProvider(Provider):
         return InMemoryRunRepository() if conns.engine is None else SqlaRunRepository(conns.engine)
 
     @provide(provides=AnyOf[TraceSink, TraceReader])
-    def trace(self, conns: StateConnections, settings: Settings) -> SqlaTraceSink | InMemoryTraceSink:
-        """One trace store behind both trace ports, so what is recorded can be read back."""
+    async def trace(
+        self, conns: StateConnections, settings: Settings
+    ) -> AsyncIterator[SqlaTraceSink | InMemoryTraceSink]:
+        """One trace store behind both trace ports; the Postgres one writes what it queued on close."""
         if conns.engine is None:
-            return InMemoryTraceSink()
-        return SqlaTraceSink(conns.engine, write_timeout_s=settings.trace_write_timeout_s)
+            yield InMemoryTraceSink()
+            return
+        sink = SqlaTraceSink(conns.engine, write_timeout_s=settings.trace_write_timeout_s)
+        try:
+            yield sink
+        finally:
+            await sink.aclose()
 
     @provide
     def sessions(self, conns: StateConnections, settings: Settings, clock: Clock) -> SessionStore:

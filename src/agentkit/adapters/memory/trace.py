@@ -17,6 +17,9 @@ class InMemoryTraceSink(TraceSink, TraceReader):
         """Keep the step."""
         self._steps[step.run_id].append(step)
 
+    async def flush(self) -> None:
+        """Nothing waits: steps are kept as they come."""
+
     async def steps(self, run_id: RunId) -> list[Step]:
         """The run's steps by step number."""
         return sorted(self._steps.get(run_id, ()), key=lambda step: step.step_no)
@@ -36,4 +39,8 @@ class FailingTraceSink(TraceSink):
     async def record(self, step: Step) -> None:
         """Fail."""
         self.attempts += 1
+        raise ConnectionError(self._message)
+
+    async def flush(self) -> None:
+        """Fail, as the store is down."""
         raise ConnectionError(self._message)

@@ -258,6 +258,12 @@ class _Execution:
                 logger.warning("trace_write_failed", step_no=step.step_no, sink=type(sink).__name__, error=str(exc))
 
     async def _persist_final(self, final: Run) -> None:
+        # the trace is complete before the run is seen to end
+        for sink in self.loop._sinks:
+            try:
+                await sink.flush()
+            except Exception as exc:
+                logger.warning("trace_flush_failed", sink=type(sink).__name__, error=str(exc))
         await self.loop._runs.save(final)
         logger.info(
             "run_finished",

@@ -12,7 +12,14 @@ class TraceSink(Protocol):
 
     @abstractmethod
     async def record(self, step: Step) -> None:
-        """Record one step."""
+        """Record one step (a sink may queue it and write it a moment later)."""
+
+    @abstractmethod
+    async def flush(self) -> None:
+        """Return once every step recorded so far is written (or given up on). Never raises.
+
+        A sink that writes at once has nothing to wait for and returns.
+        """
 
 
 class TraceReader(Protocol):

@@ -39,6 +39,9 @@ class ConsoleStepPrinter(TraceSink):
             line = f"[{step.step_no}] tool  {step.latency_ms:7.1f} ms  {call}\n      = {outcome}{mark}"
         print(line, file=self._out, flush=True)
 
+    async def flush(self) -> None:
+        """Nothing waits: each line is printed as the step comes."""
+
 
 def print_outcome(run: Run, stream: TextIO | None = None) -> None:
     """The run's status, answer (or reason) and token totals."""
