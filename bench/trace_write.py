@@ -1,13 +1,14 @@
 """The cost of recording a step through the Postgres TraceSink, next to a raw asyncpg INSERT of the same row.
 
-Latency: one step at a time, SqlaTraceSink.record (Struct to row mapping, SQLAlchemy Core, msgspec
-JSON, pool checkout, one autocommitted INSERT) against asyncpg `pool.execute` of the same INSERT
-with the same values and the JSON encoded by msgspec. Rounds alternate between the two and the
-median round is reported, since these machines are noisy.
+Latency: one step at a time, SqlaTraceSink.record and then flush, so the step is in the database
+(Struct to row mapping, the writer task, SQLAlchemy Core, msgspec JSON, pool checkout, one
+autocommitted INSERT), against asyncpg `pool.execute` of the same INSERT with the same values and
+the JSON encoded by msgspec. Rounds alternate between the two and the median round is reported,
+since these machines are noisy.
 
 Throughput: 50 runs recording their steps concurrently (each run one step after another, as the
-loop does), through the sink with the service's default pool (10 + 10 overflow) and through raw
-asyncpg with a pool of the same size.
+loop does; the clock stops when every step is written), through the sink with the service's
+default pool (10 + 10 overflow) and through raw asyncpg with a pool of the same size.
 
 The server is DATABASE_URL's when set, else an embedded PostgreSQL in a temporary folder; the rows
 go into a scratch database that is dropped at the end.
@@ -100,8 +101,13 @@ async def per_step_us(record: Callable[[ToolStep], Awaitable[None]], run_id: Run
     return (time.perf_counter() - began) / n * 1e6
 
 
-async def steps_per_second(record: Callable[[ToolStep], Awaitable[None]], run_ids: list[RunId], each: int) -> float:
-    """Steps per second with every run recording `each` steps at once."""
+async def steps_per_second(
+    record: Callable[[ToolStep], Awaitable[None]],
+    run_ids: list[RunId],
+    each: int,
+    settle: Callable[[], Awaitable[None]] | None = None,
+) -> float:
+    """Steps per second with every run recording `each` steps at once, until all are written."""
 
     async def one_run(run_id: RunId) -> None:
         for step_no in range(1, each + 1):
@@ -109,6 +115,8 @@ async def steps_per_second(record: Callable[[ToolStep], Awaitable[None]], run_id
 
     began = time.perf_counter()
     await asyncio.gather(*(one_run(run_id) for run_id in run_ids))
+    if settle is not None:
+        await settle()
     return len(run_ids) * each / (time.perf_counter() - began)
 
 
@@ -126,19 +134,24 @@ async def bench(url: URL, *, rounds: int, per_round: int, each: int) -> dict[str
         async def raw(step: ToolStep) -> None:
             await pool.execute(RAW_INSERT, *raw_args(step))
 
+        async def written(step: ToolStep) -> None:
+            await sink.record(step)
+            await sink.flush()
+
         sink_run, raw_run = run_ids[-2:]
-        await per_step_us(sink.record, sink_run, 0, 200)  # warm up: connections, prepared statements
+        await per_step_us(written, sink_run, 0, 200)  # warm up: connections, prepared statements
         await per_step_us(raw, raw_run, 0, 200)
         sink_us, raw_us = [], []
         for r in range(rounds):
             start = 1000 + r * per_round
             raw_us.append(await per_step_us(raw, raw_run, start, per_round))
-            sink_us.append(await per_step_us(sink.record, sink_run, start, per_round))
-        assert sink.failed_writes == 0, "the sink dropped steps; see the log"
+            sink_us.append(await per_step_us(written, sink_run, start, per_round))
 
         concurrent = run_ids[:CONCURRENT_RUNS]
         raw_rate = await steps_per_second(raw, concurrent, each)
-        sink_rate = await steps_per_second(sink.record, concurrent, each)
+        sink_rate = await steps_per_second(sink.record, concurrent, each, settle=sink.flush)
+        await sink.aclose()
+        assert sink.failed_writes == 0, "the sink dropped steps; see the log"
         return {
             "sink_us": statistics.median(sink_us),
             "raw_us": statistics.median(raw_us),
