@@ -38,7 +38,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, rename="upper", forbid
     agentkit_data_dir: str = ".agentkit"
     session_ttl_s: PositiveInt = 3600
     session_max_messages: PositiveInt = 50
-    database_pool_size: PositiveInt = 10
+    # enough kept open for a busy process: overflow connections are closed on return, and opening
+    # them again (with empty prepared-statement caches) costs more than the query
+    database_pool_size: PositiveInt = 20
     database_max_overflow: NonNegativeInt = 10
     trace_write_timeout_s: PositiveFloat = 2.0
     redis_key_prefix: str = "agentkit:"

@@ -6,7 +6,7 @@ import functools
 import structlog
 
 from agentkit.application.agent.loop import AgentLoop
-from agentkit.application.ports.run_scheduler import RunScheduler
+from agentkit.application.ports.run_scheduler import RunScheduler, WaitResult
 from agentkit.domain.ids import RunId
 from agentkit.domain.run import Run
 
@@ -35,13 +35,15 @@ class InlineRunScheduler(RunScheduler):
         """Pass the cancel to the loop (it ignores runs it does not hold)."""
         self._loop.request_cancel(run_id)
 
-    async def wait(self, run_id: RunId, timeout_s: float) -> bool:
-        """Wait for the run's task; True when it ended or does not run here."""
+    async def wait(self, run_id: RunId, timeout_s: float) -> WaitResult:
+        """Wait for the run's task; the ended run comes back with the result, no read needed."""
         task = self._tasks.get(run_id)
         if task is None:
-            return True
+            return WaitResult(here=False)
         done, _ = await asyncio.wait({task}, timeout=timeout_s)
-        return bool(done)
+        if not done or task.cancelled() or task.exception() is not None:
+            return WaitResult(here=True)
+        return WaitResult(here=True, run=task.result())
 
     @property
     def running(self) -> int:

@@ -3,8 +3,22 @@
 from abc import abstractmethod
 from typing import Protocol
 
+import msgspec
+
 from agentkit.domain.ids import RunId
 from agentkit.domain.run import Run
+
+
+class WaitResult(msgspec.Struct, frozen=True, kw_only=True):
+    """What a wait found.
+
+    Attributes:
+        here: The run executes in this process (else nothing here can tell when it ends).
+        run: The run as it ended, when it ended within the wait.
+    """
+
+    here: bool
+    run: Run | None = None
 
 
 class RunScheduler(Protocol):
@@ -19,8 +33,8 @@ class RunScheduler(Protocol):
         """A cancel was stored for this run: if it executes here, stop it at its next step boundary."""
 
     @abstractmethod
-    async def wait(self, run_id: RunId, timeout_s: float) -> bool:
-        """Wait up to `timeout_s` for the run to end here; True if it ended (or is not running here)."""
+    async def wait(self, run_id: RunId, timeout_s: float) -> WaitResult:
+        """Wait up to `timeout_s` for a run executing here to end."""
 
     @abstractmethod
     async def shutdown(self, grace_s: float) -> None:

@@ -55,7 +55,10 @@ class SubmitRun:
         run = created.run
         if not created.replayed:
             self._scheduler.submit(run)
-        if wait_s > 0 and not run.is_terminal:
-            await self._scheduler.wait(run.id, wait_s)
-        latest = await self._runs.get(run.id)
-        return SubmitRunResult(run=latest or run, replayed=created.replayed)
+        if created.replayed or (wait_s > 0 and not run.is_terminal):
+            waited = await self._scheduler.wait(run.id, wait_s) if wait_s > 0 else None
+            if waited is not None and waited.run is not None:
+                return SubmitRunResult(run=waited.run, replayed=created.replayed)
+            latest = await self._runs.get(run.id)  # still going, or going elsewhere: how it stands now
+            run = latest or run
+        return SubmitRunResult(run=run, replayed=created.replayed)

@@ -33,9 +33,11 @@ class WaitForRun:
             remaining = deadline - self._clock.monotonic()
             if remaining <= 0:
                 break
-            not_running_here = await self._scheduler.wait(run_id, remaining)
+            waited = await self._scheduler.wait(run_id, remaining)
+            if waited.run is not None:
+                return waited.run
             run = await self._get(run_id, owner)
-            if not_running_here and not run.is_terminal:
+            if not waited.here and not run.is_terminal:
                 # it executes in another process: poll the repository
                 await asyncio.sleep(min(self._poll_s, max(deadline - self._clock.monotonic(), 0)))
                 run = await self._get(run_id, owner)
