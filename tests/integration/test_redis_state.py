@@ -81,3 +81,16 @@ async def test_prune_deletes_old_runs_and_idle_sessions(
     assert await runs.get(old_run.id) is None
     assert await runs.get(new_run.id) == new_run
     assert await sessions.load(OwnerId("k"), SessionId("new")) != []
+
+
+async def test_more_callers_than_pooled_connections_wait_instead_of_failing(
+    state_servers: StateServers, redis_prefix: str
+) -> None:
+    client = create_redis(state_servers.redis_url)
+    limiter = RedisRateLimiter(client, prefix=redis_prefix)
+    try:
+        decisions = await asyncio.gather(*(limiter.hit(f"key-{i % 7}", limit=1000, window_s=60) for i in range(250)))
+    finally:
+        await client.aclose()
+
+    assert all(decision.allowed for decision in decisions)

@@ -15,4 +15,6 @@ def build_scripted_client(settings: Settings) -> LLMClient:
     if not settings.llm_script:
         raise ConfigurationError("LLM_SCRIPT is not set; LLM_PROVIDER=scripted replays the JSON script file it names")
     # every run replays the script from its start, so a server answers concurrent runs alike
-    return ScriptedLLMClient.from_file(settings.llm_script, per_conversation=True)
+    client = ScriptedLLMClient.from_file(settings.llm_script, per_conversation=True)
+    client.record_requests = False  # a server would keep every conversation it was sent
+    return client

