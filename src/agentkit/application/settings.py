@@ -112,6 +112,8 @@ def load_settings(environ: Mapping[str, str], **overrides: Any) -> Settings:
             continue
         raw[name] = tuple(p.strip() for p in value.split(",") if p.strip()) if name in _LIST_FIELDS else value.strip()
     for field, value in overrides.items():
+        if field.upper() not in _KNOWN:
+            raise TypeError(f"load_settings() got an unknown setting {field!r}")
         if value is not None:
             raw[field.upper()] = value
     try:

@@ -129,3 +129,10 @@ def test_tools_lists_the_registered_tools_and_schemas(capsys: pytest.CaptureFixt
     assert main(["tools", "--json"]) == 0
     schemas = {s["name"]: s for s in json.loads(capsys.readouterr().out)}
     assert schemas["add"]["parameters"]["properties"]["a"] == {"description": "The first number.", "type": "number"}
+
+
+def test_migrate_without_a_database_says_what_to_set(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["migrate"]) == 2
+    assert capsys.readouterr().err == (
+        "agentkit: configuration error: DATABASE_URL: migrate needs PostgreSQL (set DATABASE_URL or POSTGRES_HOST)\n"
+    )

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 import msgspec
 
+from agentkit.application.errors import ConfigurationError
 from agentkit.application.ports.demo_seeder import DemoSeeder
 from agentkit.application.ports.schema_migrator import SchemaMigrator
 from agentkit.application.runs.prune import PruneInput, PruneOldRuns
@@ -52,7 +53,9 @@ def age(text: str) -> float:
 
 async def migrate_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """`agentkit migrate`."""
-    async with command_container(environ) as (_, container):
+    async with command_container(environ) as (settings, container):
+        if not (settings.database_url or settings.postgres_host or settings.state_backend == "embedded"):
+            raise ConfigurationError("DATABASE_URL: migrate needs PostgreSQL (set DATABASE_URL or POSTGRES_HOST)")
         migrator = await container.get(SchemaMigrator)
         await migrator.upgrade()
         print(f"database schema at revision {await migrator.current()}")

@@ -69,3 +69,8 @@ def test_an_override_of_none_leaves_the_environment_value() -> None:
 def test_a_bad_override_is_reported_like_a_bad_variable() -> None:
     with pytest.raises(ConfigurationError, match=r"^MAX_STEPS: "):
         load_settings({}, max_steps=0)
+
+
+def test_a_misspelled_override_is_an_error() -> None:
+    with pytest.raises(TypeError, match="unknown setting 'max_step'"):
+        load_settings({}, max_step=3)
