@@ -7,6 +7,7 @@ import msgspec
 import structlog
 from litestar import Request, Response
 from litestar.exceptions import HTTPException, ValidationException
+from litestar.openapi.datastructures import ResponseSpec
 
 from agentkit.application.errors import (
     ApplicationError,
@@ -138,6 +139,27 @@ def _describe(item: dict[str, Any]) -> str:
     if key and key != "data":
         return f"{where}.{key}: {message}"
     return f"{where}: {message}"
+
+
+_DESCRIPTIONS = {
+    400: "Malformed request (JSON that does not parse)",
+    401: "Missing or unknown API key",
+    404: "No such run for this API key",
+    409: "The run's state does not allow it, or the same Idempotency-Key is still being accepted",
+    413: "Request body too large",
+    422: "The request does not validate (the detail names the field), or an Idempotency-Key reused",
+    429: "Rate limit reached; see Retry-After",
+}
+
+
+def problem_responses(*statuses: int) -> dict[int, ResponseSpec]:
+    """OpenAPI entries for the problem-details answers a route can give."""
+    return {
+        status: ResponseSpec(
+            data_container=Problem, description=_DESCRIPTIONS[status], media_type=PROBLEM_JSON, generate_examples=False
+        )
+        for status in statuses
+    }
 
 
 EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {

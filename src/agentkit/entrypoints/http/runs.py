@@ -7,7 +7,9 @@ import msgspec
 from dishka.integrations.litestar import FromDishka, inject
 from litestar import Controller, Response, get, post
 from litestar.di import NamedDependency
-from litestar.params import FromPath, HeaderParameter, JSONBody, QueryParameter
+from litestar.enums import RequestEncodingType
+from litestar.openapi.datastructures import ResponseSpec
+from litestar.params import BodyKwarg, FromPath, HeaderParameter, QueryParameter
 
 from agentkit.application.runs.cancel_run import CancelRun
 from agentkit.application.runs.create_run import CreateRunInput
@@ -18,6 +20,7 @@ from agentkit.application.settings import Settings
 from agentkit.domain.ids import OwnerId, RunId, SessionId
 from agentkit.domain.run import Run
 from agentkit.entrypoints.http.dto import RunCreate, RunView, TraceView, run_view, step_view
+from agentkit.entrypoints.http.problems import problem_responses
 
 RETRY_AFTER_S = "1"
 MAX_WAIT_S = 60.0
@@ -31,6 +34,10 @@ WaitSeconds = Annotated[
     float, QueryParameter(ge=0, le=MAX_WAIT_S, description="Wait up to this many seconds for the run to end.")
 ]
 RunIdPath = FromPath[str]
+# the schema says what the decoder does: unknown fields are refused
+RunCreateBody = Annotated[
+    RunCreate, BodyKwarg(media_type=RequestEncodingType.JSON, schema_extra={"additional_properties": False})
+]
 Owner = NamedDependency[OwnerId]
 
 
@@ -48,12 +55,15 @@ class RunsController(Controller):
             "Answers 201 with the finished run, or 202 with `Location` and `Retry-After` when it is still "
             "running after RESPONSE_TIMEOUT_S (at once with `Prefer: respond-async`)."
         ),
-        responses=None,
+        responses={
+            202: ResponseSpec(RunView, description="Accepted and still running: poll `Location`"),
+            **problem_responses(400, 401, 409, 413, 422, 429),
+        },
     )
     @inject
     async def create(
         self,
-        data: JSONBody[RunCreate],
+        data: RunCreateBody,
         owner: Owner,
         submit: FromDishka[SubmitRun],
         settings: FromDishka[Settings],
@@ -81,7 +91,12 @@ class RunsController(Controller):
             headers["Preference-Applied"] = "respond-async"
         return _run_response(result.run, headers, created=True)
 
-    @get("/{run_id:str}", summary="Read a run", description="`?wait=N` long-polls until the run ends.")
+    @get(
+        "/{run_id:str}",
+        summary="Read a run",
+        description="`?wait=N` long-polls until the run ends.",
+        responses=problem_responses(400, 401, 404, 422),
+    )
     @inject
     async def read(
         self, run_id: RunIdPath, owner: Owner, waiter: FromDishka[WaitForRun], wait: WaitSeconds = 0.0
@@ -89,7 +104,7 @@ class RunsController(Controller):
         """Read a run, optionally waiting for it to end."""
         return run_view(await waiter.execute(RunId(run_id), owner, wait_s=wait))
 
-    @get("/{run_id:str}/trace", summary="Read a run's trace")
+    @get("/{run_id:str}/trace", summary="Read a run's trace", responses=problem_responses(401, 404))
     @inject
     async def trace(self, run_id: RunIdPath, owner: Owner, get_trace: FromDishka[GetTrace]) -> TraceView:
         """Every LLM call and tool call of the run, in order."""
@@ -101,6 +116,7 @@ class RunsController(Controller):
         status_code=202,
         summary="Cancel a run",
         description="A pending run is cancelled at once (200); a running one at its next step (202).",
+        responses={200: ResponseSpec(RunView, description="Cancelled"), **problem_responses(401, 404, 409)},
     )
     @inject
     async def cancel(self, run_id: RunIdPath, owner: Owner, cancel_run: FromDishka[CancelRun]) -> Response[RunView]:
