@@ -115,6 +115,11 @@ async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) 
     create = document["paths"]["/v1/runs"]["post"]
     assert {p["name"] for p in create["parameters"]} == {"Idempotency-Key", "Prefer"}
     assert "RunCreate" in str(create["requestBody"])
+    assert set(create["responses"]) == {"201", "202", "400", "401", "409", "413", "422", "429"}
+    assert "application/problem+json" in create["responses"]["422"]["content"]
+    assert document["components"]["schemas"]["RunCreate"]["additionalProperties"] is False
+    assert set(document["paths"]["/v1/runs/{run_id}"]["get"]["responses"]) == {"200", "400", "401", "404", "422"}
+    assert set(document["paths"]["/health"]["get"]["responses"]) == {"200", "503"}
     scheme = document["components"]["securitySchemes"]["ApiKey"]
     assert scheme == {"type": "apiKey", "name": "X-API-Key", "in": "header"}
     assert docs_page.status_code == 200
