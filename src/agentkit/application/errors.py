@@ -9,6 +9,7 @@ ApplicationError
  ├── ToolRegistrationError  a tool that cannot be registered (bad signature, unknown context type)
  ├── ConfigurationError     a setting that is missing or invalid
  ├── StaleAttempt           a write from an executor that lost its lease (fencing)
+ ├── StoreUnavailable       PostgreSQL or Redis did not answer
  └── LLMError               the provider failed for good
       ├── LLMRequestError   the provider rejected the request (bad request, bad key): not retried
       └── LLMUnavailable    transient trouble that outlived the retries
@@ -71,6 +72,12 @@ class StaleAttempt(ApplicationError):
     """An executor whose lease lapsed tried to write a run that a newer attempt owns."""
 
     code = "stale_attempt"
+
+
+class StoreUnavailable(ApplicationError):
+    """A state store (PostgreSQL, Redis) did not answer; adapters raise it instead of their drivers' errors."""
+
+    code = "store_unavailable"
 
 
 class LLMError(ApplicationError):

@@ -98,6 +98,31 @@ async def test_health_is_503_when_postgres_is_down(api_factory: ApiFactory, unus
     assert response.json() == {"status": "degraded", "checks": {"postgres": "down", "redis": "ok"}}
 
 
+async def test_a_store_outage_is_a_503_with_retry_after_not_a_500(
+    api_factory: ApiFactory, unused_tcp_port: int
+) -> None:
+    # nothing listens on this loopback port: PostgreSQL is down
+    api = await api_factory([], database_url=f"postgresql://postgres@127.0.0.1:{unused_tcp_port}/agentkit")
+
+    created = await api.post("/v1/runs", json={"goal": "x"}, headers=headers())
+    read = await api.get("/v1/runs/00000000-0000-0000-0000-000000000000", headers=headers())
+
+    for response in (created, read):
+        assert response.status_code == 503
+        assert response.headers["retry-after"] == "5"
+        assert response.json()["code"] == "store_unavailable"
+        assert response.json()["detail"] == "PostgreSQL is unavailable (ConnectionRefusedError)"
+
+
+async def test_a_redis_outage_on_run_creation_is_a_503(api_factory: ApiFactory, unused_tcp_port: int) -> None:
+    api = await api_factory([], redis_url=f"redis://127.0.0.1:{unused_tcp_port}/0")
+
+    response = await api.post("/v1/runs", json={"goal": "x"}, headers=headers())
+
+    assert response.status_code == 503
+    assert response.json()["detail"] == "Redis is unavailable (ConnectionError)"
+
+
 async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) -> None:
     api = await api_factory([])
 
@@ -115,10 +140,10 @@ async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) 
     create = document["paths"]["/v1/runs"]["post"]
     assert {p["name"] for p in create["parameters"]} == {"Idempotency-Key", "Prefer"}
     assert "RunCreate" in str(create["requestBody"])
-    assert set(create["responses"]) == {"201", "202", "400", "401", "409", "413", "422", "429"}
+    assert set(create["responses"]) == {"201", "202", "400", "401", "409", "413", "422", "429", "503"}
     assert "application/problem+json" in create["responses"]["422"]["content"]
     assert document["components"]["schemas"]["RunCreate"]["additionalProperties"] is False
-    assert set(document["paths"]["/v1/runs/{run_id}"]["get"]["responses"]) == {"200", "400", "401", "404", "422"}
+    assert set(document["paths"]["/v1/runs/{run_id}"]["get"]["responses"]) == {"200", "400", "401", "404", "422", "503"}
     assert set(document["paths"]["/health"]["get"]["responses"]) == {"200", "503"}
     scheme = document["components"]["securitySchemes"]["ApiKey"]
     assert scheme == {"type": "apiKey", "name": "X-API-Key", "in": "header"}

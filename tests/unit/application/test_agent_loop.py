@@ -6,13 +6,14 @@ import time
 import msgspec
 import pytest
 
-from agentkit.adapters.memory import FailingTraceSink
-from agentkit.application.agent import AgentConfig
+from agentkit.adapters.memory import FailingTraceSink, InMemorySessionStore
+from agentkit.application.agent import AgentConfig, AgentLoop
+from agentkit.application.errors import StoreUnavailable
 from agentkit.application.runs.create_run import CreateRunInput
 from agentkit.application.tools import ToolContext, tool
 from agentkit.domain.errors import InvalidGoal
-from agentkit.domain.ids import RunId
-from agentkit.domain.messages import LLMResponse
+from agentkit.domain.ids import OwnerId, RunId, SessionId
+from agentkit.domain.messages import LLMResponse, Message
 from agentkit.domain.run import RunStatus
 from agentkit.domain.steps import LLMStep, ToolStep
 from tests.sample_tools import add, lookup
@@ -327,3 +328,29 @@ async def test_a_cancel_made_in_another_process_arrives_with_the_lease_renewal()
 
     assert run.status is RunStatus.CANCELLED
     assert h.llm.remaining > 40  # it stopped within a lease renewal, not at the end of the script
+
+
+class UnavailableSessionStore(InMemorySessionStore):
+    """A session store whose server is down."""
+
+    async def load(self, owner: OwnerId, session_id: SessionId) -> list[Message]:
+        raise StoreUnavailable("Redis is unavailable (ConnectionError)")
+
+
+async def test_a_session_store_outage_fails_the_run_with_a_clear_reason() -> None:
+    h = Harness([answer("never")])
+    h.loop = AgentLoop(
+        llm=h.llm,
+        tools=h.registry,
+        runs=h.runs,
+        trace=h.store,
+        sessions=UnavailableSessionStore(h.clock),
+        clock=h.clock,
+        config=h.config,
+    )
+
+    run = await h.run("hello", session="s1")
+
+    assert run.status is RunStatus.FAILED
+    assert run.failure_reason == "Redis is unavailable (ConnectionError)"
+    assert await h.runs.get(run.id) == run

@@ -9,6 +9,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agentkit.adapters.outage import store_outage
 from agentkit.adapters.postgres.mapping import is_uuid, row_to_run, run_to_row
 from agentkit.adapters.postgres.tables import runs
 from agentkit.application.errors import IdempotencyConflict, StaleAttempt
@@ -16,6 +17,7 @@ from agentkit.application.ports.run_repository import RunRepository
 from agentkit.domain.ids import OwnerId, RunId
 from agentkit.domain.run import Run, RunStatus, expire
 
+_postgres = store_outage("PostgreSQL")
 _UNFINISHED: Final = (RunStatus.PENDING.value, RunStatus.RUNNING.value)
 _IDEMPOTENCY_INDEX: Final = "uq_runs_owner_idempotency_key"
 _PRUNE_BATCH: Final = 1000
@@ -62,6 +64,7 @@ class SqlaRunRepository(RunRepository):
         self._engine = engine
         self._single = engine.execution_options(isolation_level="AUTOCOMMIT")
 
+    @_postgres
     async def add(self, run: Run) -> None:
         """Insert a new run; a second run of the owner with the same idempotency key is refused."""
         try:
@@ -72,6 +75,7 @@ class SqlaRunRepository(RunRepository):
                 raise IdempotencyConflict(f"idempotency key {run.idempotency_key!r} is already in use") from None
             raise
 
+    @_postgres
     async def get(self, run_id: RunId) -> Run | None:
         """The run, or None (also for an id that is not a UUID)."""
         if not is_uuid(run_id):
@@ -80,6 +84,7 @@ class SqlaRunRepository(RunRepository):
             row = (await conn.execute(select(runs).where(runs.c.id == run_id))).mappings().first()
         return None if row is None else row_to_run(row)
 
+    @_postgres
     async def get_by_idempotency_key(self, owner: OwnerId, key: str) -> Run | None:
         """The owner's run created with this key, or None."""
         query = select(runs).where(runs.c.owner == owner, runs.c.idempotency_key == key)
@@ -87,6 +92,7 @@ class SqlaRunRepository(RunRepository):
             row = (await conn.execute(query)).mappings().first()
         return None if row is None else row_to_run(row)
 
+    @_postgres
     async def save(self, run: Run) -> None:
         """Write this version of the run unless a newer attempt owns it (then raise StaleAttempt)."""
         try:
@@ -103,6 +109,7 @@ class SqlaRunRepository(RunRepository):
                 raise IdempotencyConflict(f"idempotency key {run.idempotency_key!r} is already in use") from None
             raise
 
+    @_postgres
     async def request_cancel(self, run_id: RunId) -> None:
         """Set the cancel flag of a running run; any other run is left as it is."""
         if not is_uuid(run_id):
@@ -115,6 +122,7 @@ class SqlaRunRepository(RunRepository):
         async with self._single.connect() as conn:
             await conn.execute(query)
 
+    @_postgres
     async def lapsed(self, now: datetime, *, limit: int = 100) -> list[Run]:
         """Unfinished runs whose lease expired before `now`, the longest-lapsed first."""
         query = (
@@ -127,6 +135,7 @@ class SqlaRunRepository(RunRepository):
             rows = (await conn.execute(query)).mappings().all()
         return [row_to_run(row) for row in rows]
 
+    @_postgres
     async def renew_leases(self, run_ids: Sequence[RunId], *, now: datetime, until: datetime) -> set[RunId]:
         """Set the heartbeat and extend the lease of those runs that are still pending or running.
 
@@ -145,6 +154,7 @@ class SqlaRunRepository(RunRepository):
             rows = (await conn.execute(query)).all()
         return {RunId(str(run_id)) for run_id, cancel_requested in rows if cancel_requested}
 
+    @_postgres
     async def expire_lapsed(self, now: datetime, *, reason: str, limit: int = 100) -> list[Run]:
         """Move unfinished runs whose lease lapsed to `expired`, atomically; return them.
 
@@ -179,6 +189,7 @@ class SqlaRunRepository(RunRepository):
                 )
         return expired
 
+    @_postgres
     async def delete_finished_before(self, cutoff: datetime) -> int:
         """Delete runs that finished before `cutoff`; their steps go with them (ON DELETE CASCADE).
 

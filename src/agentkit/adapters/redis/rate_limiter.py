@@ -6,6 +6,7 @@ import os
 
 from redis.asyncio import Redis
 
+from agentkit.adapters.outage import store_outage
 from agentkit.application.ports.rate_limiter import RateDecision, RateLimiter
 
 # KEYS[1] the window's sorted set; ARGV: limit, window in microseconds, a unique member suffix.
@@ -28,6 +29,9 @@ return {1, 0, limit - count - 1}
 """
 
 
+_redis = store_outage("Redis")
+
+
 class RedisRateLimiter(RateLimiter):
     """Allows `limit` requests per key in any `window_s` seconds, across every process sharing the Redis.
 
@@ -44,6 +48,7 @@ class RedisRateLimiter(RateLimiter):
         self._prefix = prefix
         self._script = client.register_script(_SLIDING_WINDOW_LUA)
 
+    @_redis
     async def hit(self, key: str, *, limit: int, window_s: float) -> RateDecision:
         """Count one request for `key` and say whether it may pass."""
         digest = hashlib.sha256(key.encode()).hexdigest()[:32]

@@ -8,6 +8,7 @@ import msgspec
 import structlog
 from redis.asyncio import Redis
 
+from agentkit.adapters.outage import store_outage
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.session_store import SessionStore
 from agentkit.domain.history import window
@@ -27,6 +28,9 @@ for _, key in ipairs(keys) do
 end
 return {#keys, removed}
 """
+
+
+_redis = store_outage("Redis")
 
 
 class RedisSessionStore(SessionStore):
@@ -60,6 +64,7 @@ class RedisSessionStore(SessionStore):
         # Quoted, so a ':' inside an owner or session id cannot make two sessions share a key.
         return f"{self._prefix}session:{quote(owner, safe='')}:{quote(session_id, safe='')}"
 
+    @_redis
     async def load(self, owner: OwnerId, session_id: SessionId) -> list[Message]:
         """The session's messages, oldest first; empty for a new, expired or unreadable session."""
         raw = await self._client.get(self._key(owner, session_id))
@@ -72,6 +77,7 @@ class RedisSessionStore(SessionStore):
             _log.warning("session_unreadable", session_id=session_id, error=str(exc)[:200])
             return []
 
+    @_redis
     async def save(self, owner: OwnerId, session_id: SessionId, messages: Sequence[Message]) -> None:
         """Store the newest window of the history and renew the TTL."""
         key = self._key(owner, session_id)
@@ -83,6 +89,7 @@ class RedisSessionStore(SessionStore):
             pipe.zremrangebyscore(self._index, "-inf", now - self._ttl_s)
             await pipe.execute()
 
+    @_redis
     async def delete(self, owner: OwnerId, session_id: SessionId) -> None:
         """Forget the session."""
         key = self._key(owner, session_id)
@@ -91,6 +98,7 @@ class RedisSessionStore(SessionStore):
             pipe.zrem(self._index, key)
             await pipe.execute()
 
+    @_redis
     async def delete_saved_before(self, cutoff: datetime) -> int:
         """Forget sessions last saved before `cutoff`; return how many still existed."""
         deleted = 0

@@ -9,7 +9,7 @@ import structlog
 
 from agentkit.application.agent.config import STRUCTURED_OUTPUT_PROMPT, AgentConfig
 from agentkit.application.agent.lease import LeaseKeeper
-from agentkit.application.errors import LLMError, StaleAttempt
+from agentkit.application.errors import LLMError, StaleAttempt, StoreUnavailable
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.ports.run_repository import RunRepository
@@ -138,6 +138,8 @@ class _Execution:
             leases.release(self.run.id)
             structlog.contextvars.reset_contextvars(**log_context)
             raise
+        except StoreUnavailable as exc:
+            final = self._end(RunStatus.FAILED, str(exc))
         except Exception as exc:
             logger.exception("run_crashed")
             final = self._end(RunStatus.FAILED, f"internal error: {type(exc).__name__}")

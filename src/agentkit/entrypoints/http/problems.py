@@ -16,12 +16,14 @@ from agentkit.application.errors import (
     RateLimited,
     RunConflict,
     RunNotFound,
+    StoreUnavailable,
 )
 from agentkit.domain.errors import DomainError, IllegalTransition, InvalidGoal
 
 logger = structlog.get_logger(__name__)
 
 PROBLEM_JSON = "application/problem+json"
+STORE_RETRY_AFTER_S = 5
 TYPE_BASE = "https://agentkit.dev/problems/"
 
 
@@ -49,6 +51,7 @@ _BY_ERROR: list[tuple[type[Exception], int, str]] = [
     (IdempotencyMismatch, 422, "Idempotency key reused"),
     (InvalidGoal, 422, "Invalid run request"),
     (RateLimited, 429, "Too many requests"),
+    (StoreUnavailable, 503, "Service unavailable"),
 ]
 
 _HTTP_CODES = {
@@ -91,6 +94,9 @@ def on_app_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Pr
             headers = None
             if isinstance(exc, RateLimited):
                 headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))}
+            elif isinstance(exc, StoreUnavailable):
+                logger.warning("store_unavailable", path=request.url.path, error=str(exc))
+                headers = {"Retry-After": str(STORE_RETRY_AFTER_S)}
             code = getattr(exc, "code", "error")
             return problem(request, status, code, title, str(exc), headers=headers)
     return on_unexpected(request, exc)
@@ -149,6 +155,7 @@ _DESCRIPTIONS = {
     413: "Request body too large",
     422: "The request does not validate (the detail names the field), or an Idempotency-Key reused",
     429: "Rate limit reached; see Retry-After",
+    503: "PostgreSQL or Redis is unavailable; see Retry-After",
 }
 
 

@@ -57,7 +57,7 @@ class RunsController(Controller):
         ),
         responses={
             202: ResponseSpec(RunView, description="Accepted and still running: poll `Location`"),
-            **problem_responses(400, 401, 409, 413, 422, 429),
+            **problem_responses(400, 401, 409, 413, 422, 429, 503),
         },
     )
     @inject
@@ -95,7 +95,7 @@ class RunsController(Controller):
         "/{run_id:str}",
         summary="Read a run",
         description="`?wait=N` long-polls until the run ends.",
-        responses=problem_responses(400, 401, 404, 422),
+        responses=problem_responses(400, 401, 404, 422, 503),
     )
     @inject
     async def read(
@@ -104,7 +104,7 @@ class RunsController(Controller):
         """Read a run, optionally waiting for it to end."""
         return run_view(await waiter.execute(RunId(run_id), owner, wait_s=wait))
 
-    @get("/{run_id:str}/trace", summary="Read a run's trace", responses=problem_responses(401, 404))
+    @get("/{run_id:str}/trace", summary="Read a run's trace", responses=problem_responses(401, 404, 503))
     @inject
     async def trace(self, run_id: RunIdPath, owner: Owner, get_trace: FromDishka[GetTrace]) -> TraceView:
         """Every LLM call and tool call of the run, in order."""
@@ -116,7 +116,7 @@ class RunsController(Controller):
         status_code=202,
         summary="Cancel a run",
         description="A pending run is cancelled at once (200); a running one at its next step (202).",
-        responses={200: ResponseSpec(RunView, description="Cancelled"), **problem_responses(401, 404, 409)},
+        responses={200: ResponseSpec(RunView, description="Cancelled"), **problem_responses(401, 404, 409, 503)},
     )
     @inject
     async def cancel(self, run_id: RunIdPath, owner: Owner, cancel_run: FromDishka[CancelRun]) -> Response[RunView]:
