@@ -55,6 +55,7 @@ from agentkit.adapters.postgres import (
     parse_database_url,
 )
 from agentkit.adapters.redis import create_redis
+from agentkit.application.settings import load_settings
 
 CLIENTS = 50
 # Below uvicorn's 5 s keep-alive timeout: a connection the server is closing is never reused (a ReadError).
@@ -339,7 +340,8 @@ async def in_rounds(label: str, jobs: list[Job], rounds: int, *, by_p99: bool = 
 async def load(dsn: str, redis_url: str, prefix: str, work: Path, args: argparse.Namespace) -> None:
     """Start both servers, run the closed-loop rounds, then the paced ones; print the figures."""
     agentkit_argv, agentkit_env = agentkit_command(dsn, redis_url, prefix, work, args.profile)
-    bare_env = {**os.environ, "BARE_DATABASE_URL": dsn}
+    # the same number of database connections as AgentKit's default pool
+    bare_env = {**os.environ, "BARE_DATABASE_URL": dsn, "BARE_POOL_SIZE": str(load_settings({}).database_pool_size)}
     bare_argv = [PYTHON, str(BENCH_DIR / "bare_endpoint.py")]
     bare_port, agentkit_port = free_port(), free_port()
     warmup_s, duration_s = args.warmup, args.duration

@@ -7,14 +7,24 @@ from typing import Any, ParamSpec, TypeVar
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from agentkit.application.errors import StoreUnavailable
 
 P = ParamSpec("P")
 R = TypeVar("R")
 
-# Connection refused or reset, timeouts, a server that went away: not the request's fault.
-_OUTAGES = (OSError, TimeoutError, OperationalError, InterfaceError, RedisConnectionError, RedisTimeoutError)
+# Connection refused or reset, timeouts, no pooled connection free in time, a server that went away:
+# not the request's fault.
+_OUTAGES = (
+    OSError,
+    TimeoutError,
+    OperationalError,
+    InterfaceError,
+    PoolTimeoutError,
+    RedisConnectionError,
+    RedisTimeoutError,
+)
 
 
 def store_outage(store: str) -> Callable[[Callable[P, Coroutine[Any, Any, R]]], Callable[P, Coroutine[Any, Any, R]]]:
