@@ -12,32 +12,10 @@ from agentkit.adapters.llm.retry import RetryingLLMClient, RetryPolicy
 from agentkit.application.errors import LLMRequestError, LLMUnavailable
 from agentkit.domain.messages import FinishReason, LLMResponse, Message, Usage
 from agentkit.domain.tools import ToolSchema
+from tests.fixtures.llm.conversation import CONVERSATION, WEATHER, Sleeps
 from tests.fixtures.llm.replay import ReplayTransport, Reply, gemini_client, replies, reply
 
-WEATHER = ToolSchema(
-    name="get_weather",
-    description="The current weather in a city.",
-    parameters={
-        "type": "object",
-        "properties": {"city": {"type": "string", "description": "The city's name."}},
-        "required": ["city"],
-    },
-)
-CONVERSATION = [
-    Message(role="system", content="You are a weather assistant."),
-    Message(role="user", content="What is the weather in Paris?"),
-]
 SIGNATURE = "CiQB0e2Kb3Y8hX4o9m1nq6n8GkY2cI0l4a5pQv2vYt9Wn1s3cYgSKwHR7YpJ8mR3xqZ2fGmC0sWlOwE1dHk7p9a6cK2u"
-
-
-class Sleeps:
-    """Records the retry waits instead of waiting."""
-
-    def __init__(self) -> None:
-        self.waits: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.waits.append(seconds)
 
 
 def with_retries(client: GeminiLLMClient, sleeps: Sleeps, max_retries: int = 3) -> RetryingLLMClient:

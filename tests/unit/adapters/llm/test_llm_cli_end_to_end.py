@@ -17,20 +17,6 @@ import structlog
 from agentkit.entrypoints.cli.main import main
 from tests.fixtures.llm.replay import FIXTURES
 
-TOOLS_MODULE = '''
-from agentkit import tool
-
-@tool
-def add(a: float, b: float) -> float:
-    """Add two numbers.
-
-    Args:
-        a: The first number.
-        b: The second number.
-    """
-    return a + b
-'''
-
 
 def completion(message: dict[str, Any], finish_reason: str, prompt_tokens: int, completion_tokens: int) -> Any:
     """A Chat Completions answer shaped like the recorded ones, with this message."""
@@ -94,9 +80,7 @@ def compatible_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[
     """
     for name in ("DATABASE_URL", "REDIS_URL", "POSTGRES_HOST", "LLM_SCRIPT", "MAX_STEPS", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    (tmp_path / "e2e_llm_tools.py").write_text(TOOLS_MODULE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("AGENTKIT_TOOL_MODULES", "e2e_llm_tools")
+    monkeypatch.setenv("AGENTKIT_TOOL_MODULES", "tests.sample_tools")
     monkeypatch.setenv("STATE_BACKEND", "memory")
     monkeypatch.setenv("LOG_LEVEL", "WARNING")
     monkeypatch.setenv("LLM_PROVIDER", "openai")

@@ -14,6 +14,7 @@ from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.settings import load_settings
 from agentkit.domain.messages import LLMResponse, Message
 from agentkit.domain.tools import ToolSchema
+from tests.fixtures.llm.conversation import Sleeps
 
 HELLO = [Message(role="user", content="the secret plan")]
 
@@ -42,16 +43,6 @@ class HangingLLMClient(LLMClient):
     async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
         await asyncio.Event().wait()
         raise AssertionError("unreachable")
-
-
-class Sleeps:
-    """A sleeper that records the waits instead of waiting."""
-
-    def __init__(self) -> None:
-        self.waits: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.waits.append(seconds)
 
 
 def retrying(

@@ -10,32 +10,8 @@ from agentkit.adapters.llm.retry import RetryingLLMClient, RetryPolicy
 from agentkit.application.errors import LLMRequestError, LLMUnavailable
 from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import FinishReason, LLMResponse, Message, ToolCall, Usage
-from agentkit.domain.tools import ToolSchema
+from tests.fixtures.llm.conversation import CONVERSATION, WEATHER, Sleeps
 from tests.fixtures.llm.replay import ReplayTransport, Reply, openai_client, replies, reply
-
-WEATHER = ToolSchema(
-    name="get_weather",
-    description="The current weather in a city.",
-    parameters={
-        "type": "object",
-        "properties": {"city": {"type": "string", "description": "The city's name."}},
-        "required": ["city"],
-    },
-)
-CONVERSATION = [
-    Message(role="system", content="You are a weather assistant."),
-    Message(role="user", content="What is the weather in Paris?"),
-]
-
-
-class Sleeps:
-    """Records the retry waits instead of waiting."""
-
-    def __init__(self) -> None:
-        self.waits: list[float] = []
-
-    async def __call__(self, seconds: float) -> None:
-        self.waits.append(seconds)
 
 
 def with_retries(client: OpenAILLMClient, sleeps: Sleeps, max_retries: int = 3) -> RetryingLLMClient:
