@@ -6,13 +6,10 @@ user pointing AgentKit at a local vLLM, Ollama or llama.cpp server would.
 
 import json
 import threading
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import pytest
-import structlog
 
 from agentkit.entrypoints.cli.main import main
 from tests.fixtures.llm.replay import FIXTURES
@@ -72,11 +69,10 @@ class CompatibleServer:
 
 
 @pytest.fixture
-def compatible_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[pytest.MonkeyPatch]:
+def compatible_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     """A clean environment with the `add` tool; state in memory, no servers but ours.
 
-    `main` configures structlog to write to this test's captured stderr, which pytest closes
-    afterwards: put structlog's defaults back so later tests do not log into a closed stream.
+    (The root conftest puts structlog's defaults back after each test.)
     """
     for name in ("DATABASE_URL", "REDIS_URL", "POSTGRES_HOST", "LLM_SCRIPT", "MAX_STEPS", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
@@ -87,8 +83,7 @@ def compatible_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[
     monkeypatch.setenv("OPENAI_API_KEY", "test")
     monkeypatch.setenv("LLM_MODEL", "test-model")
     monkeypatch.setenv("LLM_BACKOFF_BASE_S", "0.01")
-    yield monkeypatch
-    structlog.reset_defaults()
+    return monkeypatch
 
 
 def test_agentkit_run_against_a_compatible_server(
