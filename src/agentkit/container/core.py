@@ -97,6 +97,7 @@ class CoreProvider(Provider):
             max_steps=settings.max_steps,
             max_goal_chars=settings.max_goal_chars,
             pending_lease_s=settings.run_lease_s,
+            token_budget=settings.run_token_budget,
         )
 
     @provide(scope=Scope.APP)

@@ -72,6 +72,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         output_schema: The JSON schema the final output must satisfy, if any.
         failure_reason: Why it did not succeed, in words a person understands.
         max_steps: The LLM turns this run may take.
+        token_budget: The input plus output tokens this run may spend, if limited.
         input_tokens: Input tokens spent over all LLM calls.
         output_tokens: Output tokens spent over all LLM calls.
         created_at: When it was accepted.
@@ -95,6 +96,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
     output_schema: dict[str, Any] | None = None
     failure_reason: str | None = None
     max_steps: int = 10
+    token_budget: int | None = None
     input_tokens: int = 0
     output_tokens: int = 0
     created_at: datetime

@@ -25,6 +25,7 @@ pytestmark = pytest.mark.integration
         (b'{"goal": "x", "session_id": "has space"}', 422, "validation_error", "body.session_id"),
         (b'{"goal": "   "}', 422, "invalid_goal", "the goal is empty"),
         (b"[]", 422, "validation_error", "Expected `object`, got `array`"),
+        (b'{"goal": "x", "token_budget": 0}', 422, "validation_error", "body.token_budget: Expected `int` >= 1"),
         (
             b'{"goal": "x", "output_schema": {"type": "string"}}',
             422,

@@ -58,6 +58,18 @@ async def test_a_run_answers_201_and_its_trace_is_persisted(api_factory: ApiFact
     assert trace["steps"][0]["tool_calls"] == [{"id": "c1", "name": "add", "arguments": {"a": 2, "b": 3}}]
 
 
+async def test_a_run_stops_at_its_own_token_budget(api_factory: ApiFactory) -> None:
+    api = await api_factory([calls("add", a=2, b=3), answer("5")])  # 110 tokens, then 128 more
+
+    run = (await api.post("/v1/runs", json={"goal": "2+3", "token_budget": 150}, headers=headers())).json()
+
+    assert run["token_budget"] == 150
+    assert run["status"] == "failed"
+    assert run["failure_reason"] == "token budget exceeded: 238 tokens spent, the budget is 150"
+    stored = (await api.get(f"/v1/runs/{run['id']}", headers=headers())).json()
+    assert stored["token_budget"] == 150
+
+
 async def test_a_failing_tool_is_recorded_and_the_agent_recovers(api_factory: ApiFactory) -> None:
     api = await api_factory([calls("lookup", city="Lyon"), calls("lookup", "c2", city="Paris"), answer("Sunny")])
 

@@ -6,10 +6,10 @@ import time
 import msgspec
 import pytest
 
-from agentkit.adapters.memory import FailingTraceSink, InMemorySessionStore
+from agentkit.adapters.memory import FailingTraceSink, InMemorySessionStore, SequentialIdGenerator
 from agentkit.application.agent import AgentConfig, AgentLoop
 from agentkit.application.errors import StoreUnavailable
-from agentkit.application.runs.create_run import CreateRunInput
+from agentkit.application.runs.create_run import CreateRun, CreateRunInput
 from agentkit.application.tools import ToolContext, tool
 from agentkit.domain.errors import InvalidGoal
 from agentkit.domain.ids import OwnerId, RunId, SessionId
@@ -354,3 +354,22 @@ async def test_a_session_store_outage_fails_the_run_with_a_clear_reason() -> Non
     assert run.status is RunStatus.FAILED
     assert run.failure_reason == "Redis is unavailable (ConnectionError)"
     assert await h.runs.get(run.id) == run
+
+
+async def test_a_run_may_bring_its_own_token_budget_but_not_raise_the_configured_one() -> None:
+    h = Harness(
+        [calls(call("add", a=1, b=2), tokens=600), answer("3", tokens=600)],
+        [add],
+        config=AgentConfig(token_budget=5000),
+    )
+    h.create = CreateRun(
+        runs=h.runs, clock=h.clock, ids=SequentialIdGenerator(), max_steps=10, max_goal_chars=1000, token_budget=5000
+    )
+
+    run = await h.run("cheap please", token_budget=1000)
+    capped = await h.create.execute(CreateRunInput(owner=OWNER, goal="x", token_budget=9000))
+
+    assert run.token_budget == 1000
+    assert run.status is RunStatus.FAILED
+    assert run.failure_reason == "token budget exceeded: 1800 tokens spent, the budget is 1000"
+    assert capped.run.token_budget == 5000

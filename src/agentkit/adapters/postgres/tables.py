@@ -48,6 +48,7 @@ runs = Table(
     Column("output_schema", _Json),
     Column("failure_reason", Text),
     Column("max_steps", Integer, nullable=False),
+    Column("token_budget", Integer),
     Column("total_input_tokens", Integer, nullable=False, server_default="0"),
     Column("total_output_tokens", Integer, nullable=False, server_default="0"),
     Column("created_at", _Time, nullable=False),

@@ -24,6 +24,7 @@ class CreateRunInput(msgspec.Struct, frozen=True, kw_only=True):
         session_id: The conversation to continue, if any.
         output_schema: A JSON object schema the final output must follow, if any.
         max_steps: Fewer LLM turns than the default, if wanted (never more).
+        token_budget: A token budget for this run (never above RUN_TOKEN_BUDGET, when that is set).
         idempotency_key: The client's key for safe retries, if any.
         request_fingerprint: A hash of the request body that came with the key.
     """
@@ -33,6 +34,7 @@ class CreateRunInput(msgspec.Struct, frozen=True, kw_only=True):
     session_id: SessionId | None = None
     output_schema: dict[str, Any] | None = None
     max_steps: int | None = None
+    token_budget: int | None = None
     idempotency_key: str | None = None
     request_fingerprint: str | None = None
 
@@ -49,7 +51,7 @@ class CreateRun:
 
     Rules:
     - The goal is stripped and must be non-empty and at most `max_goal_chars` long.
-    - `max_steps` may lower the configured limit, never raise it.
+    - `max_steps` may lower the configured limit, never raise it; so may `token_budget`.
     - An output schema must be an object schema the runtime can validate.
     - With an idempotency key: the same key and the same request return the first run (a replay);
       the same key with another request is refused.
@@ -64,12 +66,14 @@ class CreateRun:
         max_steps: int,
         max_goal_chars: int,
         pending_lease_s: float | None = None,
+        token_budget: int | None = None,
     ) -> None:
         self._runs = runs
         self._clock = clock
         self._ids = ids
         self._max_steps = max_steps
         self._max_goal_chars = max_goal_chars
+        self._token_budget = token_budget
         # a pending run that no executor picks up within its lease expires, so none waits forever
         self._pending_lease = None if pending_lease_s is None else timedelta(seconds=pending_lease_s)
 
@@ -84,6 +88,8 @@ class CreateRun:
         goal = validate_goal(inp.goal, max_chars=self._max_goal_chars)
         if inp.max_steps is not None and inp.max_steps < 1:
             raise InvalidGoal("max_steps must be at least 1")
+        if inp.token_budget is not None and inp.token_budget < 1:
+            raise InvalidGoal("token_budget must be at least 1")
         if inp.output_schema is not None:
             try:
                 struct_from_json_schema(inp.output_schema)
@@ -97,6 +103,7 @@ class CreateRun:
             session_id=inp.session_id,
             output_schema=inp.output_schema,
             max_steps=min(inp.max_steps or self._max_steps, self._max_steps),
+            token_budget=_lower(inp.token_budget, self._token_budget),
             created_at=now,
             expires_at=None if self._pending_lease is None else now + self._pending_lease,
             idempotency_key=inp.idempotency_key,
@@ -104,3 +111,9 @@ class CreateRun:
         )
         await self._runs.add(run)
         return CreateRunResult(run=run)
+
+
+def _lower(asked: int | None, configured: int | None) -> int | None:
+    """The smaller of two optional limits (None means no limit)."""
+    limits = [limit for limit in (asked, configured) if limit is not None]
+    return min(limits) if limits else None

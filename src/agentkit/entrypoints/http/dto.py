@@ -34,6 +34,9 @@ class RunCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         Annotated[dict[str, Any], msgspec.Meta(description="A JSON object schema the final output must follow.")] | None
     ) = None
     max_steps: Annotated[int, msgspec.Meta(ge=1, le=1000, description="At most this many LLM turns.")] | None = None
+    token_budget: (
+        Annotated[int, msgspec.Meta(ge=1, description="At most this many input plus output tokens.")] | None
+    ) = None
 
 
 class Usage(msgspec.Struct, kw_only=True):
@@ -72,6 +75,7 @@ class RunView(msgspec.Struct, kw_only=True):
     output: Any
     failure_reason: str | None
     max_steps: int
+    token_budget: int | None
     usage: Usage
     cancel_requested: bool
     created_at: datetime
@@ -152,6 +156,7 @@ def run_view(run: Run, base: str = "/v1/runs") -> RunView:
         output=run.output,
         failure_reason=run.failure_reason,
         max_steps=run.max_steps,
+        token_budget=run.token_budget,
         usage=Usage(input_tokens=run.input_tokens, output_tokens=run.output_tokens),
         cancel_requested=run.cancel_requested,
         created_at=run.created_at,

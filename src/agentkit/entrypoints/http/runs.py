@@ -79,6 +79,7 @@ class RunsController(Controller):
                 session_id=SessionId(data.session_id) if data.session_id else None,
                 output_schema=data.output_schema,
                 max_steps=data.max_steps,
+                token_budget=data.token_budget,
                 idempotency_key=idempotency_key,
                 request_fingerprint=_fingerprint(data) if idempotency_key else None,
             ),

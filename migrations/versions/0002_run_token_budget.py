@@ -1,0 +1,24 @@
+"""A token budget per run.
+
+Revision ID: 0002
+Revises: 0001
+Create Date: 2026-11-30
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0002"
+down_revision: str | None = "0001"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    op.add_column("runs", sa.Column("token_budget", sa.Integer(), nullable=True))
+
+
+def downgrade() -> None:
+    op.drop_column("runs", "token_budget")
