@@ -10,7 +10,6 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-import agentkit
 from agentkit.application.errors import ConfigurationError
 from agentkit.application.ports.schema_migrator import SchemaMigrator
 
@@ -20,7 +19,7 @@ _MIGRATION_LOCK_KEY: Final = 0x4147_4B54  # "AGKT"
 
 def find_migrations() -> Path:
     """The Alembic script directory: `migrations/` of a source checkout, or one packaged beside `agentkit`."""
-    package = Path(agentkit.__file__).resolve().parent
+    package = Path(__file__).resolve().parents[2]  # the `agentkit` package folder
     for candidate in (package.parent.parent / "migrations", package / "migrations"):
         if (candidate / "env.py").is_file():
             return candidate

@@ -1,0 +1,152 @@
+"""`Agent`: AgentKit from Python, in one process, with state in memory.
+
+agent = Agent(llm=ScriptedLLMClient([...]), tools=[add])
+result = await agent.run("what is 2+3?")
+print(result.answer, [step.step_no for step in result.steps])
+"""
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Generic, TypeVar, overload
+
+import msgspec
+
+from agentkit.adapters.memory import InMemoryRunRepository, InMemorySessionStore, InMemoryTraceSink
+from agentkit.adapters.system import SystemClock, UuidIdGenerator
+from agentkit.application.agent import DEFAULT_SYSTEM_PROMPT, AgentConfig, AgentLoop
+from agentkit.application.ports.llm_client import LLMClient
+from agentkit.application.ports.trace_sink import TraceSink
+from agentkit.application.runs.create_run import CreateRun, CreateRunInput
+from agentkit.application.runs.run_agent import RunAgent
+from agentkit.application.tools.registry import ToolRegistry
+from agentkit.application.tools.schema import inline_refs
+from agentkit.application.tools.tool import Tool
+from agentkit.domain.ids import OwnerId, SessionId
+from agentkit.domain.run import Run, RunStatus
+from agentkit.domain.steps import Step
+
+T = TypeVar("T")
+LOCAL = OwnerId("local")
+
+
+class AgentResult(msgspec.Struct, Generic[T], frozen=True, kw_only=True):
+    """A finished run and its trace.
+
+    Attributes:
+        run: The run in its terminal status (answer, failure reason, token totals).
+        steps: Every LLM call and tool call, in order.
+        output: The typed final output, when `run` was given an `output` type.
+    """
+
+    run: Run
+    steps: list[Step]
+    output: T | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether the run succeeded."""
+        return self.run.status is RunStatus.SUCCEEDED
+
+    @property
+    def answer(self) -> str | None:
+        """The final answer text."""
+        return self.run.answer
+
+
+class Agent:
+    """An agent over these tools and this LLM, keeping runs, traces and sessions in memory.
+
+    Args:
+        llm: Any LLMClient: a provider adapter, or `ScriptedLLMClient` for tests and demos.
+        tools: The `@tool` functions it may call.
+        system_prompt: The instructions every run starts with.
+        max_steps: LLM turns a run may take.
+        run_timeout_s: Wall time a run may take.
+        tool_timeout_s: The limit for tools that set none.
+        token_budget: Tokens a run may spend, if limited.
+        observers: Trace sinks that see every step as it happens (a live printer, say).
+    """
+
+    def __init__(
+        self,
+        *,
+        llm: LLMClient,
+        tools: Iterable[Tool[..., Any]] = (),
+        system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+        max_steps: int = 10,
+        run_timeout_s: float = 120.0,
+        tool_timeout_s: float = 30.0,
+        token_budget: int | None = None,
+        observers: Sequence[TraceSink] = (),
+    ) -> None:
+        clock = SystemClock()
+        self._runs = InMemoryRunRepository()
+        self._trace = InMemoryTraceSink()
+        self.registry = ToolRegistry(tools, default_timeout_s=tool_timeout_s)
+        config = AgentConfig(
+            system_prompt=system_prompt, max_steps=max_steps, run_timeout_s=run_timeout_s, token_budget=token_budget
+        )
+        loop = AgentLoop(
+            llm=llm,
+            tools=self.registry,
+            runs=self._runs,
+            trace=self._trace,
+            sessions=InMemorySessionStore(clock),
+            clock=clock,
+            config=config,
+            observers=observers,
+        )
+        create = CreateRun(
+            runs=self._runs,
+            clock=clock,
+            ids=UuidIdGenerator(),
+            max_steps=max_steps,
+            max_goal_chars=100_000,
+            token_budget=token_budget,
+        )
+        self._agent = RunAgent(create=create, loop=loop)
+
+    @overload
+    async def run(
+        self, goal: str, *, session_id: str | None = None, output: None = None, max_steps: int | None = None
+    ) -> AgentResult[None]: ...
+
+    @overload
+    async def run(
+        self, goal: str, *, session_id: str | None = None, output: type[T], max_steps: int | None = None
+    ) -> AgentResult[T]: ...
+
+    async def run(
+        self,
+        goal: str,
+        *,
+        session_id: str | None = None,
+        output: type[T] | None = None,
+        max_steps: int | None = None,
+    ) -> AgentResult[T] | AgentResult[None]:
+        """Run the agent on `goal` to the end.
+
+        Args:
+            goal: What to do.
+            session_id: Continue this conversation (kept in memory for this Agent).
+            output: A msgspec Struct type for typed final output: the run ends when the model
+                calls `final_result` with arguments that validate, and `result.output` is an instance.
+            max_steps: Fewer LLM turns than the Agent's limit, if wanted.
+
+        Raises:
+            InvalidGoal: the goal is empty, or `output` is not a Struct type with fields.
+        """
+        schema = None
+        if output is not None:
+            schema = inline_refs(msgspec.json.schema(output))
+            schema.pop("title", None)
+        run = await self._agent.execute(
+            CreateRunInput(
+                owner=LOCAL,
+                goal=goal,
+                session_id=SessionId(session_id) if session_id else None,
+                output_schema=schema,
+                max_steps=max_steps,
+            )
+        )
+        typed = msgspec.convert(run.output, output) if output is not None and run.output is not None else None
+        return AgentResult(run=run, steps=await self._trace.steps(run.id), output=typed)

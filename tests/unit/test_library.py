@@ -1,0 +1,65 @@
+"""AgentKit from Python: `from agentkit import Agent, tool`."""
+
+import msgspec
+
+from agentkit import Agent, ToolContext, tool
+from agentkit.adapters.llm.scripted import ScriptedLLMClient
+from agentkit.domain.ids import ToolCallId
+from agentkit.domain.messages import LLMResponse, ToolCall, Usage
+from agentkit.domain.steps import LLMStep, ToolStep
+from tests.sample_tools import add
+
+
+def call(name: str, **arguments: object) -> LLMResponse:
+    return LLMResponse(
+        tool_calls=(ToolCall(id=ToolCallId(f"c-{name}"), name=name, arguments=arguments),),
+        usage=Usage(input_tokens=20, output_tokens=5),
+    )
+
+
+class Invoice(msgspec.Struct):
+    customer: str
+    total: float
+
+
+async def test_an_agent_runs_a_tool_and_answers_with_its_trace() -> None:
+    agent = Agent(llm=ScriptedLLMClient([call("add", a=2, b=3), LLMResponse(text="5")]), tools=[add])
+
+    result = await agent.run("what is 2+3?")
+
+    assert result.ok
+    assert result.answer == "5"
+    assert [type(step) for step in result.steps] == [LLMStep, ToolStep, LLMStep]
+    assert result.run.input_tokens == 20
+
+
+async def test_typed_output_comes_back_as_the_struct_asked_for() -> None:
+    llm = ScriptedLLMClient([call("final_result", customer="Ada", total=12.5)])
+    agent = Agent(llm=llm, tools=[add])
+
+    result = await agent.run("bill Ada", output=Invoice)
+
+    assert result.output == Invoice(customer="Ada", total=12.5)
+    offered = {schema.name: schema for schema in llm.requests[0][1]}
+    assert offered["final_result"].parameters["required"] == ["customer", "total"]
+
+
+async def test_hidden_context_and_sessions_work_from_python() -> None:
+    seen: list[str | None] = []
+
+    @tool
+    def whoami(ctx: ToolContext) -> str:
+        """Say which session this is."""
+        seen.append(ctx.session_id)
+        return "ok"
+
+    llm = ScriptedLLMClient([call("whoami"), LLMResponse(text="done"), LLMResponse(text="again")])
+    agent = Agent(llm=llm, tools=[whoami])
+
+    await agent.run("first", session_id="s1")
+    second = await agent.run("second", session_id="s1")
+
+    assert seen == ["s1"]
+    assert second.ok
+    assert [m.content for m in llm.requests[2][0] if m.role == "user"] == ["first", "second"]
+    assert "ctx" not in agent.registry.schemas()[0].parameters["properties"]
