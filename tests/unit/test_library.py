@@ -63,3 +63,17 @@ async def test_hidden_context_and_sessions_work_from_python() -> None:
     assert second.ok
     assert [m.content for m in llm.requests[2][0] if m.role == "user"] == ["first", "second"]
     assert "ctx" not in agent.registry.schemas()[0].parameters["properties"]
+
+
+class Ticket(msgspec.Struct):
+    title: str
+    priority: int = 3
+    labels: list[str] = msgspec.field(default_factory=lambda: ["triage"])
+
+
+async def test_typed_output_fields_the_model_leaves_out_take_the_structs_defaults() -> None:
+    agent = Agent(llm=ScriptedLLMClient([call("final_result", title="Printer on fire")]))
+
+    result = await agent.run("file a ticket", output=Ticket)
+
+    assert result.output == Ticket(title="Printer on fire", priority=3, labels=["triage"])

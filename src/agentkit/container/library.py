@@ -148,5 +148,9 @@ class Agent:
                 max_steps=max_steps,
             )
         )
-        typed = msgspec.convert(run.output, output) if output is not None and run.output is not None else None
+        typed = None
+        if output is not None and isinstance(run.output, dict):
+            # a field the model left out is null in the stored output: let the Struct's default fill it
+            given = {name: value for name, value in run.output.items() if value is not None}
+            typed = msgspec.convert(given, output)
         return AgentResult(run=run, steps=await self._trace.steps(run.id), output=typed)

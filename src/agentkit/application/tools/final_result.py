@@ -4,6 +4,8 @@ A run that asks for structured output gets this tool added; the run ends when th
 it with arguments that validate, and the validated value becomes the run's output.
 """
 
+import copy
+import functools
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -70,6 +72,12 @@ def struct_from_json_schema(schema: dict[str, Any], name: str = "Output", path: 
         annotation = _type_of(sub, f"{name}_{prop}", prop_path)
         if prop in required:
             fields.append((prop, annotation, msgspec.NODEFAULT))
+        elif isinstance(sub, dict) and "default" in sub and sub["default"] is not None:
+            # the schema's own default (a Struct field's, say), so a model that leaves it out gets it
+            default = sub["default"]
+            if isinstance(default, list | dict):
+                default = msgspec.field(default_factory=functools.partial(copy.deepcopy, default))
+            fields.append((prop, annotation, default))
         else:
             fields.append((prop, annotation | None, None))
     return msgspec.defstruct(name, fields, kw_only=True, forbid_unknown_fields=True)
