@@ -24,10 +24,6 @@ class InMemoryTraceSink(TraceSink, TraceReader):
         """The run's steps by step number."""
         return sorted(self._steps.get(run_id, ()), key=lambda step: step.step_no)
 
-    def forget(self, run_id: RunId) -> None:
-        """Drop a run's steps."""
-        self._steps.pop(run_id, None)
-
 
 class FailingTraceSink(TraceSink):
     """A sink whose every write fails, as a database that is down would."""
