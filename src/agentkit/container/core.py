@@ -68,7 +68,6 @@ class CoreProvider(Provider):
         return AgentConfig(
             max_steps=settings.max_steps,
             repeat_limit=settings.max_repeated_calls,
-            token_budget=settings.run_token_budget,
             run_timeout_s=settings.run_timeout_s,
             lease_s=settings.run_lease_s,
         )

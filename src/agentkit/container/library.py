@@ -82,9 +82,7 @@ class Agent:
         self._runs = InMemoryRunRepository()
         self._trace = InMemoryTraceSink()
         self.registry = ToolRegistry(tools, default_timeout_s=tool_timeout_s)
-        config = AgentConfig(
-            system_prompt=system_prompt, max_steps=max_steps, run_timeout_s=run_timeout_s, token_budget=token_budget
-        )
+        config = AgentConfig(system_prompt=system_prompt, max_steps=max_steps, run_timeout_s=run_timeout_s)
         loop = AgentLoop(
             llm=llm,
             tools=self.registry,

@@ -52,6 +52,7 @@ class Harness:
         config: AgentConfig | None = None,
         trace: TraceSink | None = None,
         tool_timeout_s: float = 5.0,
+        token_budget: int | None = None,
     ) -> None:
         self.clock = FixedClock()
         self.runs = InMemoryRunRepository()
@@ -76,6 +77,7 @@ class Harness:
             ids=SequentialIdGenerator(),
             max_steps=self.config.max_steps,
             max_goal_chars=1000,
+            token_budget=token_budget,
         )
         self.scheduler = InlineRunScheduler(self.loop)
         self.cancel = CancelRun(runs=self.runs, clock=self.clock, scheduler=self.scheduler)

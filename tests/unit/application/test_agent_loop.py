@@ -6,10 +6,10 @@ import time
 import msgspec
 import pytest
 
-from agentkit.adapters.memory import FailingTraceSink, InMemorySessionStore, SequentialIdGenerator
+from agentkit.adapters.memory import FailingTraceSink, InMemorySessionStore
 from agentkit.application.agent import AgentConfig, AgentLoop
 from agentkit.application.errors import StoreUnavailable
-from agentkit.application.runs.create_run import CreateRun, CreateRunInput
+from agentkit.application.runs.create_run import CreateRunInput
 from agentkit.application.tools import ToolContext, tool
 from agentkit.domain.errors import InvalidGoal
 from agentkit.domain.ids import OwnerId, RunId, SessionId
@@ -138,7 +138,7 @@ async def test_a_token_budget_stops_a_run_that_spends_too_much() -> None:
     h = Harness(
         [calls(call("add", a=1, b=2), tokens=600), answer("3", tokens=600)],
         [add],
-        config=AgentConfig(token_budget=1000),
+        token_budget=1000,
     )
 
     run = await h.run("cheap please")
@@ -357,14 +357,7 @@ async def test_a_session_store_outage_fails_the_run_with_a_clear_reason() -> Non
 
 
 async def test_a_run_may_bring_its_own_token_budget_but_not_raise_the_configured_one() -> None:
-    h = Harness(
-        [calls(call("add", a=1, b=2), tokens=600), answer("3", tokens=600)],
-        [add],
-        config=AgentConfig(token_budget=5000),
-    )
-    h.create = CreateRun(
-        runs=h.runs, clock=h.clock, ids=SequentialIdGenerator(), max_steps=10, max_goal_chars=1000, token_budget=5000
-    )
+    h = Harness([calls(call("add", a=1, b=2), tokens=600), answer("3", tokens=600)], [add], token_budget=5000)
 
     run = await h.run("cheap please", token_budget=1000)
     capped = await h.create.execute(CreateRunInput(owner=OWNER, goal="x", token_budget=9000))

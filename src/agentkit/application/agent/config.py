@@ -24,7 +24,6 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True):
         system_prompt: The instructions every run starts with.
         max_steps: Default LLM turns per run (a run may ask for fewer).
         repeat_limit: Identical tool calls in a row that stop a run.
-        token_budget: Tokens a run may spend, if limited.
         run_timeout_s: Wall time a run may take.
         lease_s: How long an executor's lease on a run lasts without a heartbeat.
     """
@@ -32,6 +31,5 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True):
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
     max_steps: int = 10
     repeat_limit: int = 3
-    token_budget: int | None = None
     run_timeout_s: float = 120.0
     lease_s: float = 30.0

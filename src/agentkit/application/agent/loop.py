@@ -106,7 +106,7 @@ class _Execution:
         self.limits = LoopLimits(
             max_steps=run.max_steps,
             repeat_limit=loop._config.repeat_limit,
-            token_budget=run.token_budget if run.token_budget is not None else loop._config.token_budget,
+            token_budget=run.token_budget,  # set when the run was created (CreateRun caps it)
         )
         self.history: list[Message] = []
         self.messages: list[Message] = []
