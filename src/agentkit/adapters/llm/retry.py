@@ -11,7 +11,6 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
 
 import msgspec
 import structlog
@@ -27,10 +26,7 @@ Sleeper = Callable[[float], Awaitable[None]]
 RandomSource = Callable[[], float]
 
 
-def _logger() -> Any:
-    # Looked up per event, not cached at import: a logger cached before the entrypoint (or a test)
-    # reconfigures structlog would keep writing to the old stream.
-    return structlog.get_logger(__name__)
+logger = structlog.get_logger(__name__)
 
 
 class RetryPolicy(msgspec.Struct, frozen=True, kw_only=True):
@@ -137,11 +133,11 @@ class RetryingLLMClient(LLMClient):
                 self._log_failure("llm.rejected", exc, attempt)
                 raise
             except Exception as exc:
-                _logger().exception("llm.adapter_bug", provider=self._provider, model=self._model, attempt=attempt)
+                logger.exception("llm.adapter_bug", provider=self._provider, model=self._model, attempt=attempt)
                 raise LLMRequestError(
                     f"the {self._provider} adapter failed unexpectedly: {type(exc).__name__}: {exc}", attempts=attempt
                 ) from exc
-            _logger().info(
+            logger.info(
                 "llm.call",
                 provider=self._provider,
                 model=self._model,
@@ -176,7 +172,7 @@ class RetryingLLMClient(LLMClient):
         return LLMUnavailable(message, attempts=attempt)
 
     def _log_failure(self, event: str, error: LLMError, attempt: int, **extra: float) -> None:
-        _logger().warning(
+        logger.warning(
             event,
             provider=self._provider,
             model=self._model,

@@ -99,9 +99,7 @@ class SafeFetcher:
         try:
             async with asyncio.timeout(self._limits.timeout_s), client:
                 return await self._follow(client, url)
-        except TimeoutError:
-            raise FetchFailed(f"the fetch took longer than {self._limits.timeout_s:g} s") from None
-        except httpx.TimeoutException:
+        except (TimeoutError, httpx.TimeoutException):
             raise FetchFailed(f"the fetch took longer than {self._limits.timeout_s:g} s") from None
         except httpx.HTTPError as exc:
             raise FetchFailed(f"the request failed: {type(exc).__name__}: {exc}") from None
