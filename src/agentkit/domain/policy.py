@@ -19,11 +19,17 @@ class LoopLimits(msgspec.Struct, frozen=True, kw_only=True):
         max_steps: LLM turns the run may take; a model still calling tools on the last one stops the run.
         repeat_limit: Identical calls (same tool, same arguments) in a row that stop the run.
         token_budget: Total input plus output tokens the run may spend, if limited.
+        output_required: The run must end with structured output (a terminal tool such as
+            `final_result`), so a plain-text answer does not finish it.
+        output_reminders: How many times a model that answers in plain text instead is reminded
+            before the run fails.
     """
 
     max_steps: int = 10
     repeat_limit: int = 3
     token_budget: int | None = None
+    output_required: bool = False
+    output_reminders: int = 2
 
 
 class LoopState(msgspec.Struct, frozen=True, kw_only=True):
@@ -33,11 +39,13 @@ class LoopState(msgspec.Struct, frozen=True, kw_only=True):
         turns: LLM responses seen so far.
         tokens: Tokens spent so far.
         recent_calls: Signatures of the latest tool calls, newest last (bounded).
+        reminders: Times the model was reminded to give its structured output.
     """
 
     turns: int = 0
     tokens: int = 0
     recent_calls: tuple[bytes, ...] = ()
+    reminders: int = 0
 
 
 class CallTools(msgspec.Struct, frozen=True, kw_only=True):
@@ -52,6 +60,12 @@ class Finish(msgspec.Struct, frozen=True, kw_only=True):
     answer: str
 
 
+class Remind(msgspec.Struct, frozen=True, kw_only=True):
+    """The model answered in plain text where structured output is required: tell it so and ask again."""
+
+    reminder_no: int
+
+
 class Stop(msgspec.Struct, frozen=True, kw_only=True):
     """The run ends without success."""
 
@@ -59,7 +73,7 @@ class Stop(msgspec.Struct, frozen=True, kw_only=True):
     reason: str
 
 
-Decision = CallTools | Finish | Stop
+Decision = CallTools | Finish | Remind | Stop
 
 _CALL_MEMORY = 4  # enough for both the A-A-A and the A-B-A-B patterns
 
@@ -71,10 +85,8 @@ def call_signature(call: ToolCall) -> bytes:
 
 def decide(state: LoopState, response: LLMResponse, limits: LoopLimits) -> tuple[Decision, LoopState]:
     """Decide the next action after an LLM response and return it with the updated state."""
-    state = LoopState(
-        turns=state.turns + 1,
-        tokens=state.tokens + response.usage.total_tokens,
-        recent_calls=state.recent_calls,
+    state = msgspec.structs.replace(
+        state, turns=state.turns + 1, tokens=state.tokens + response.usage.total_tokens
     )
     if response.refusal is not None:
         return Stop(status=RunStatus.REFUSED, reason=f"the model refused: {response.refusal}"), state
@@ -82,6 +94,8 @@ def decide(state: LoopState, response: LLMResponse, limits: LoopLimits) -> tuple
         reason = f"token budget exceeded: {state.tokens} tokens spent, the budget is {limits.token_budget}"
         return Stop(status=RunStatus.FAILED, reason=reason), state
     if not response.tool_calls:
+        if limits.output_required:
+            return _missing_output(state, limits)
         if not response.text.strip():
             return Stop(status=RunStatus.FAILED, reason="the model returned neither an answer nor a tool call"), state
         return Finish(answer=response.text), state
@@ -99,6 +113,19 @@ def decide(state: LoopState, response: LLMResponse, limits: LoopLimits) -> tuple
         reason = f"the model still wanted to call tools after {limits.max_steps} steps"
         return Stop(status=RunStatus.MAX_STEPS_EXCEEDED, reason=reason), state
     return CallTools(calls=response.tool_calls), state
+
+
+def _missing_output(state: LoopState, limits: LoopLimits) -> tuple[Decision, LoopState]:
+    """A run that must end with structured output got a plain answer: remind the model, a bounded number of times."""
+    if state.reminders < limits.output_reminders and state.turns < limits.max_steps:
+        reminded = msgspec.structs.replace(state, reminders=state.reminders + 1)
+        return Remind(reminder_no=reminded.reminders), reminded
+    if state.reminders >= limits.output_reminders:
+        why = f"reminded {state.reminders} time{'' if state.reminders == 1 else 's'}"
+    else:
+        why = "no step was left to remind it"
+    reason = f"the model answered in plain text instead of giving the required structured output ({why})"
+    return Stop(status=RunStatus.FAILED, reason=reason), state
 
 
 def _repetition(recent: tuple[bytes, ...], call: ToolCall, repeat_limit: int) -> str | None:

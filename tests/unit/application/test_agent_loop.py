@@ -8,6 +8,7 @@ import pytest
 
 from agentkit.adapters.memory import FailingTraceSink, InMemorySessionStore
 from agentkit.application.agent import AgentConfig, AgentLoop
+from agentkit.application.agent.config import STRUCTURED_OUTPUT_REMINDER
 from agentkit.application.errors import StoreUnavailable
 from agentkit.application.runs.create_run import CreateRunInput
 from agentkit.application.tools import ToolContext, tool
@@ -269,6 +270,34 @@ async def test_typed_output_ends_the_run_through_final_result() -> None:
     assert first_tools[1].parameters["required"] == ["total", "currency"]
     assert "final_result" in h.llm.requests[0][0][0].content
     assert h.llm.requests[1][0][-1].content.startswith("ERROR: invalid arguments for 'final_result'")
+
+
+async def test_a_typed_output_run_reminds_a_model_that_answers_in_text_then_succeeds() -> None:
+    schema = {"type": "object", "properties": {"total": {"type": "number"}}, "required": ["total"]}
+    h = Harness([answer("The total is 12.5."), calls(call("final_result", total=12.5))])
+
+    run = await h.run("how much?", output_schema=schema)
+
+    assert (run.status, run.output) == (RunStatus.SUCCEEDED, {"total": 12.5})
+    second_request = h.llm.requests[1][0]
+    assert [m.role for m in second_request[-2:]] == ["assistant", "user"]
+    assert second_request[-1].content == STRUCTURED_OUTPUT_REMINDER
+    assert [type(step).__name__ for step in await h.steps(run)] == ["LLMStep", "LLMStep", "ToolStep"]
+
+
+async def test_a_typed_output_run_never_succeeds_without_its_output() -> None:
+    schema = {"type": "object", "properties": {"total": {"type": "number"}}, "required": ["total"]}
+    h = Harness([answer("12.5"), answer("It is 12.5"), answer("Really, 12.5."), answer("unused")])
+
+    run = await h.run("how much?", output_schema=schema)
+
+    assert run.status is RunStatus.FAILED
+    assert run.output is None
+    assert run.failure_reason == (
+        "the model answered in plain text instead of giving the required structured output (reminded 2 times)"
+    )
+    assert h.llm.remaining == 1  # two reminders, then it stopped asking
+    assert await h.runs.get(run.id) == run
 
 
 async def test_a_cancelled_task_still_persists_a_final_status() -> None:

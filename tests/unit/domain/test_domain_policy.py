@@ -6,7 +6,7 @@ import pytest
 
 from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import LLMResponse, ToolCall, Usage
-from agentkit.domain.policy import CallTools, Decision, Finish, LoopLimits, LoopState, Stop, decide
+from agentkit.domain.policy import CallTools, Decision, Finish, LoopLimits, LoopState, Remind, Stop, decide
 from agentkit.domain.run import RunStatus
 
 
@@ -155,3 +155,35 @@ def test_custom_repeat_limit_above_the_call_memory() -> None:
     last = decisions[-1]
     assert isinstance(last, Stop)
     assert "6 times in a row" in last.reason
+
+
+def test_a_plain_answer_where_structured_output_is_required_gets_bounded_reminders() -> None:
+    limits = LoopLimits(output_required=True, output_reminders=2)
+
+    decisions = play([answer("It is 12.5 EUR."), answer("12.5 EUR"), answer("twelve fifty")], limits)
+
+    assert decisions[:2] == [Remind(reminder_no=1), Remind(reminder_no=2)]
+    last = decisions[2]
+    assert isinstance(last, Stop)
+    assert last.status is RunStatus.FAILED
+    assert last.reason == (
+        "the model answered in plain text instead of giving the required structured output (reminded 2 times)"
+    )
+
+
+def test_an_empty_answer_where_structured_output_is_required_is_reminded_too() -> None:
+    (decision,) = play([answer("")], LoopLimits(output_required=True))
+    assert decision == Remind(reminder_no=1)
+
+
+def test_no_reminder_is_sent_when_no_step_is_left() -> None:
+    (decision,) = play([answer("12.5")], LoopLimits(output_required=True, max_steps=1))
+    assert isinstance(decision, Stop)
+    assert decision.status is RunStatus.FAILED
+    assert "no step was left to remind it" in decision.reason
+
+
+def test_tool_calls_are_still_run_when_structured_output_is_required() -> None:
+    lookup = call("weather", city="Paris")
+    (decision,) = play([calls(lookup)], LoopLimits(output_required=True))
+    assert decision == CallTools(calls=(lookup,))

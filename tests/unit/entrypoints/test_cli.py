@@ -136,3 +136,15 @@ def test_migrate_without_a_database_says_what_to_set(capsys: pytest.CaptureFixtu
     assert capsys.readouterr().err == (
         "agentkit: configuration error: DATABASE_URL: migrate needs PostgreSQL (set DATABASE_URL or POSTGRES_HOST)\n"
     )
+
+
+def test_a_typed_output_run_answered_in_plain_text_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    schema = '{"type":"object","properties":{"sum":{"type":"number"}},"required":["sum"]}'
+    turns: list[dict[str, object]] = [{"text": "The sum is 5."}] * 3
+
+    code = main(["run", "what is 2+3?", "--output-schema", schema, "--script", script(tmp_path, turns)])
+
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "status: failed" in out
+    assert "instead of giving the required structured output (reminded 2 times)" in out

@@ -16,6 +16,12 @@ STRUCTURED_OUTPUT_PROMPT = (
     "Do not answer in plain text."
 )
 
+# Sent as a user turn when a run that needs structured output got a plain-text answer instead.
+STRUCTURED_OUTPUT_REMINDER = (
+    "Your answer was not recorded: this task ends only when you call the `final_result` tool with the "
+    "answer in its required structure. Call `final_result` now."
+)
+
 
 class AgentConfig(msgspec.Struct, frozen=True, kw_only=True):
     """How the loop behaves.

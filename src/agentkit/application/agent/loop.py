@@ -7,7 +7,7 @@ from typing import Any
 
 import structlog
 
-from agentkit.application.agent.config import STRUCTURED_OUTPUT_PROMPT, AgentConfig
+from agentkit.application.agent.config import STRUCTURED_OUTPUT_PROMPT, STRUCTURED_OUTPUT_REMINDER, AgentConfig
 from agentkit.application.agent.lease import LeaseKeeper
 from agentkit.application.errors import LLMError, StaleAttempt, StoreUnavailable
 from agentkit.application.ports.clock import Clock
@@ -21,7 +21,7 @@ from agentkit.application.tools.registry import ToolRegistry
 from agentkit.domain import run as runs
 from agentkit.domain.ids import RunId
 from agentkit.domain.messages import LLMResponse, Message, ToolCall
-from agentkit.domain.policy import CallTools, Finish, LoopLimits, LoopState, Stop, decide
+from agentkit.domain.policy import CallTools, Finish, LoopLimits, LoopState, Remind, Stop, decide
 from agentkit.domain.run import Run, RunStatus
 from agentkit.domain.steps import LLMStep, Step, ToolStep
 from agentkit.domain.tools import ToolSchema
@@ -107,6 +107,7 @@ class _Execution:
             max_steps=run.max_steps,
             repeat_limit=loop._config.repeat_limit,
             token_budget=run.token_budget,  # set when the run was created (CreateRun caps it)
+            output_required=run.output_schema is not None,
         )
         self.history: list[Message] = []
         self.messages: list[Message] = []
@@ -171,6 +172,10 @@ class _Execution:
                 return runs.succeed(self.run, now=self.loop._clock.now(), answer=decision.answer)
             if isinstance(decision, Stop):
                 return self._end(decision.status, decision.reason, answer=response.text or None)
+            if isinstance(decision, Remind):
+                logger.info("structured_output_reminder", reminder_no=decision.reminder_no)
+                self.messages.append(Message(role="user", content=STRUCTURED_OUTPUT_REMINDER))
+                continue
             assert isinstance(decision, CallTools)  # noqa: S101 - the Decision union has three members
             finished = await self._call_tools(decision.calls)
             if finished is not None:
