@@ -85,9 +85,7 @@ def call_signature(call: ToolCall) -> bytes:
 
 def decide(state: LoopState, response: LLMResponse, limits: LoopLimits) -> tuple[Decision, LoopState]:
     """Decide the next action after an LLM response and return it with the updated state."""
-    state = msgspec.structs.replace(
-        state, turns=state.turns + 1, tokens=state.tokens + response.usage.total_tokens
-    )
+    state = msgspec.structs.replace(state, turns=state.turns + 1, tokens=state.tokens + response.usage.total_tokens)
     if response.refusal is not None:
         return Stop(status=RunStatus.REFUSED, reason=f"the model refused: {response.refusal}"), state
     if limits.token_budget is not None and state.tokens > limits.token_budget:
