@@ -2,53 +2,16 @@
 
 import asyncio
 import json
-import os
 import secrets
-import signal
-import socket
-import subprocess
-import sys
 import time
-from pathlib import Path
 
-import httpx
 import pytest
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agentkit.entrypoints.cli.main import main
 from tests.demo_fixtures import drop_demo
 from tests.state_fixtures import StateServers, unique_name
 
 pytestmark = pytest.mark.integration
-
-SCRIPT = [
-    {"tool_calls": [{"name": "calculator", "arguments": {"expression": "6 * 7"}}], "input_tokens": 30},
-    {"text": "42", "input_tokens": 40, "output_tokens": 2},
-]
-
-
-@pytest.fixture
-def server_env(
-    state_servers: StateServers,
-    pg_engine: AsyncEngine,
-    redis_prefix: str,
-    monkeypatch: pytest.MonkeyPatch,
-    tmp_path: Path,
-) -> dict[str, str]:
-    """The environment a user would set to point AgentKit at their servers (tables emptied first)."""
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    env = {
-        "DATABASE_URL": state_servers.database_url.render_as_string(hide_password=False),
-        "REDIS_URL": state_servers.redis_url,
-        "REDIS_KEY_PREFIX": redis_prefix,
-        "STATE_BACKEND": "external",
-        "LLM_SCRIPT": str(script),
-        "LOG_LEVEL": "WARNING",
-    }
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    return env
 
 
 def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> object:
@@ -124,45 +87,3 @@ def test_seed_demo_without_a_database_says_what_to_set(
 
     assert main(["seed-demo"]) == 2
     assert "seeding the demo database needs PostgreSQL" in capsys.readouterr().err
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def test_serve_answers_runs_and_stops_cleanly(server_env: dict[str, str]) -> None:
-    port = free_port()
-    env = {**os.environ, **server_env, "API_KEYS": "serve-test-key", "PORT": str(port)}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "agentkit.entrypoints.cli.main", "serve"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "the server did not come up"
-            assert server.poll() is None, server.stdout.read() if server.stdout else ""
-            time.sleep(0.2)
-        created = httpx.post(
-            f"{base}/v1/runs", json={"goal": "6 * 7"}, headers={"X-API-Key": "serve-test-key"}, timeout=10
-        )
-        assert created.status_code == 201
-        assert created.json()["answer"] == "42"
-    finally:
-        server.send_signal(signal.SIGTERM)
-        output, _ = server.communicate(timeout=30)
-    # uvicorn shuts down gracefully, then re-raises the signal so the exit status tells why it stopped
-    assert server.returncode == -signal.SIGTERM
-    assert "Traceback" not in output

@@ -10,6 +10,7 @@ ApplicationError
  ├── ConfigurationError     a setting that is missing or invalid
  ├── StaleAttempt           a write from an executor that lost its lease (fencing)
  ├── StoreUnavailable       PostgreSQL or Redis did not answer
+ ├── ShuttingDown           the process is stopping and takes no new runs
  └── LLMError               the provider failed for good
       ├── LLMRequestError   the provider rejected the request (bad request, bad key): not retried
       └── LLMUnavailable    transient trouble that outlived the retries
@@ -78,6 +79,12 @@ class StoreUnavailable(ApplicationError):
     """A state store (PostgreSQL, Redis) did not answer; adapters raise it instead of their drivers' errors."""
 
     code = "store_unavailable"
+
+
+class ShuttingDown(ApplicationError):
+    """The process is shutting down: it takes no new runs (another instance, or this one restarted, will)."""
+
+    code = "shutting_down"
 
 
 class LLMError(ApplicationError):

@@ -73,6 +73,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, rename="upper", forbid
     response_timeout_s: Annotated[float, msgspec.Meta(ge=0)] = 30.0
     run_mode: Literal["inline", "queue"] = "inline"
     run_lease_s: PositiveFloat = 30.0
+    # On SIGTERM: waits end at once, new runs are refused, running runs get this long to finish
+    # before they are interrupted (recorded as failed: interrupted); the process exits soon after.
+    shutdown_grace_s: Annotated[float, msgspec.Meta(ge=0)] = 10.0
     max_body_bytes: PositiveInt = 65536
     host: str = "127.0.0.1"
     port: Annotated[int, msgspec.Meta(ge=1, le=65535)] = 8000

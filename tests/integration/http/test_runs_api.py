@@ -236,12 +236,11 @@ async def test_runs_and_tools_need_a_valid_api_key(api_factory: ApiFactory) -> N
 
 async def test_a_terminal_status_is_recorded_when_the_server_stops_mid_run(api_factory: ApiFactory) -> None:
     gate = Gate()
-    api: AsyncTestClient[Any] = await api_factory([calls("wait_for_gate"), answer("x")], tools=[gate_tool(gate)])
+    api: AsyncTestClient[Any] = await api_factory(
+        [calls("wait_for_gate"), answer("x")], tools=[gate_tool(gate)], shutdown_grace_s=0.05
+    )
     run = (await api.post("/v1/runs", json={"goal": "x"}, headers=headers(Prefer="respond-async"))).json()
-    await asyncio.wait_for(gate.entered.wait(), 5)
-    import agentkit.entrypoints.http.app as app_module
-
-    app_module.SHUTDOWN_GRACE_S = 0.05
+    await asyncio.wait_for(gate.entered.wait(), 30)
     await api.__aexit__(None, None, None)
 
     restarted = await api_factory([])

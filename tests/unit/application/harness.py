@@ -53,9 +53,10 @@ class Harness:
         trace: TraceSink | None = None,
         tool_timeout_s: float = 5.0,
         token_budget: int | None = None,
+        runs: InMemoryRunRepository | None = None,
     ) -> None:
         self.clock = FixedClock()
-        self.runs = InMemoryRunRepository()
+        self.runs = runs or InMemoryRunRepository()
         self.store = InMemoryTraceSink()
         self.sessions = InMemorySessionStore(self.clock, max_messages=50)
         self.llm = ScriptedLLMClient(script)

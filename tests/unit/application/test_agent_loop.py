@@ -2,11 +2,13 @@
 
 import asyncio
 import time
+from collections.abc import Sequence
+from datetime import datetime
 
 import msgspec
 import pytest
 
-from agentkit.adapters.memory import FailingTraceSink, InMemorySessionStore
+from agentkit.adapters.memory import FailingTraceSink, InMemoryRunRepository, InMemorySessionStore
 from agentkit.application.agent import AgentConfig, AgentLoop
 from agentkit.application.agent.config import STRUCTURED_OUTPUT_REMINDER
 from agentkit.application.errors import StoreUnavailable
@@ -332,31 +334,48 @@ async def test_an_empty_goal_is_refused_before_anything_runs() -> None:
     assert h.llm.requests == []
 
 
+class CancelWatchingRepository(InMemoryRunRepository):
+    """Tells the test when a lease renewal brought a cancel back to the executor."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cancel_renewed = asyncio.Event()
+
+    async def renew_leases(self, run_ids: Sequence[RunId], *, now: datetime, until: datetime) -> set[RunId]:
+        cancelled = await super().renew_leases(run_ids, now=now, until=until)
+        if cancelled:
+            self.cancel_renewed.set()
+        return cancelled
+
+
 async def test_a_cancel_made_in_another_process_arrives_with_the_lease_renewal() -> None:
-    started = asyncio.Event()
+    started, release = asyncio.Event(), asyncio.Event()
 
     @tool
     async def slow_step(i: int) -> str:
-        """Take a little while.
+        """Take a while.
 
         Args:
             i: A counter.
         """
         started.set()
-        await asyncio.sleep(0.05)
+        await release.wait()
         return "ok"
 
     script = [calls(call("slow_step", call_id=f"c{i}", i=i)) for i in range(50)]
-    h = Harness(script, [slow_step], config=AgentConfig(max_steps=100, lease_s=0.15))
+    runs = CancelWatchingRepository()
+    h = Harness(script, [slow_step], config=AgentConfig(max_steps=100, lease_s=0.15), runs=runs)
     task = asyncio.create_task(h.run("keep going"))
-    await started.wait()
+    await asyncio.wait_for(started.wait(), 60)
 
     # another process stores the cancel flag; this process's scheduler is not told
     await h.runs.request_cancel(RunId("run-1"))
-    run = await asyncio.wait_for(task, 5)
+    await asyncio.wait_for(runs.cancel_renewed.wait(), 60)
+    release.set()
+    run = await asyncio.wait_for(task, 60)
 
     assert run.status is RunStatus.CANCELLED
-    assert h.llm.remaining > 40  # it stopped within a lease renewal, not at the end of the script
+    assert h.llm.remaining == 49  # it stopped at the first step boundary after the renewal
 
 
 class UnavailableSessionStore(InMemorySessionStore):

@@ -24,6 +24,13 @@ class InlineRunScheduler(RunScheduler):
     def __init__(self, loop: AgentLoop) -> None:
         self._loop = loop
         self._tasks: dict[RunId, asyncio.Task[Run]] = {}
+        self._stopping = asyncio.Event()
+        self._drain: asyncio.Task[None] | None = None
+
+    @property
+    def accepting(self) -> bool:
+        """False once shutdown began."""
+        return not self._stopping.is_set()
 
     def submit(self, run: Run) -> None:
         """Start the run in the background."""
@@ -40,8 +47,13 @@ class InlineRunScheduler(RunScheduler):
         task = self._tasks.get(run_id)
         if task is None:
             return WaitResult(here=False)
-        done, _ = await asyncio.wait({task}, timeout=timeout_s)
-        if not done or task.cancelled() or task.exception() is not None:
+        if not task.done() and not self._stopping.is_set():
+            stopping = asyncio.ensure_future(self._stopping.wait())
+            try:
+                await asyncio.wait({task, stopping}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stopping.cancel()
+        if not task.done() or task.cancelled() or task.exception() is not None:
             return WaitResult(here=True)
         return WaitResult(here=True, run=task.result())
 
@@ -50,7 +62,19 @@ class InlineRunScheduler(RunScheduler):
         """Runs executing in this process."""
         return len(self._tasks)
 
+    def begin_shutdown(self, grace_s: float) -> None:
+        """Refuse new runs, wake every wait, and give running runs `grace_s` from now."""
+        if self._drain is None:
+            self._stopping.set()
+            self._drain = asyncio.create_task(self._drain_runs(grace_s), name="agentkit-scheduler-drain")
+
     async def shutdown(self, grace_s: float) -> None:
+        """Wait for the drain `begin_shutdown` started (starting it now if need be)."""
+        self.begin_shutdown(grace_s)
+        assert self._drain is not None  # noqa: S101 - begin_shutdown set it
+        await self._drain
+
+    async def _drain_runs(self, grace_s: float) -> None:
         """Give running runs `grace_s` to finish, then cancel the rest (they persist `failed`)."""
         tasks = list(self._tasks.values())
         if not tasks:

@@ -36,6 +36,22 @@ class RunScheduler(Protocol):
     async def wait(self, run_id: RunId, timeout_s: float) -> WaitResult:
         """Wait up to `timeout_s` for a run executing here to end."""
 
+    @property
+    @abstractmethod
+    def accepting(self) -> bool:
+        """Whether new runs may be submitted (false once shutdown began)."""
+
+    @abstractmethod
+    def begin_shutdown(self, grace_s: float) -> None:
+        """Stop taking runs, end every wait at once, and start the runs' grace period now.
+
+        Called the moment the process is told to stop, so waiting requests answer with the run's
+        current state instead of holding the shutdown up, and the grace runs alongside them.
+        """
+
     @abstractmethod
     async def shutdown(self, grace_s: float) -> None:
-        """Let running runs finish for up to `grace_s`, then interrupt the rest (they record why)."""
+        """Let running runs finish within the grace period, then interrupt the rest (they record why).
+
+        Begins the shutdown first if `begin_shutdown` was not called; the grace counts from then.
+        """

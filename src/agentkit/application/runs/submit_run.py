@@ -2,7 +2,7 @@
 
 import msgspec
 
-from agentkit.application.errors import RateLimited
+from agentkit.application.errors import RateLimited, ShuttingDown
 from agentkit.application.ports.rate_limiter import RateLimiter
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.run_scheduler import RunScheduler
@@ -29,6 +29,7 @@ class SubmitRun:
     - Each owner may create `limit_per_min` runs a minute (sliding window); past it, RateLimited.
     - A replayed request (same idempotency key and body) starts nothing: no second LLM call.
     - The wait never cancels the run; a run still going after the wait keeps running.
+    - A process that is shutting down takes no new runs (ShuttingDown), and ends its waits at once.
     """
 
     def __init__(
@@ -48,6 +49,8 @@ class SubmitRun:
 
     async def execute(self, inp: CreateRunInput, *, wait_s: float) -> SubmitRunResult:
         """Accept the run; return it finished, or as it stands after `wait_s` seconds."""
+        if not self._scheduler.accepting:
+            raise ShuttingDown("the server is shutting down; retry the request")
         decision = await self._limiter.hit(f"runs:{inp.owner}", limit=self._limit_per_min, window_s=60.0)
         if not decision.allowed:
             raise RateLimited(decision.retry_after_s)

@@ -17,6 +17,7 @@ class WaitForRun:
     - A run executing in this process is awaited directly (it answers the moment it ends).
     - A run executing elsewhere is polled every `poll_s` seconds.
     - Another owner's run is not found.
+    - Once the process begins to shut down, the wait ends at once with the run as it stands.
     """
 
     def __init__(self, *, runs: RunRepository, scheduler: RunScheduler, clock: Clock, poll_s: float = 0.25) -> None:
@@ -29,7 +30,7 @@ class WaitForRun:
         """The run once it ended, or as it stands when the wait is over."""
         run = await self._get(run_id, owner)
         deadline = self._clock.monotonic() + wait_s
-        while not run.is_terminal:
+        while not run.is_terminal and self._scheduler.accepting:
             remaining = deadline - self._clock.monotonic()
             if remaining <= 0:
                 break

@@ -1,7 +1,7 @@
 """`agentkit serve`: the HTTP API under uvicorn, on the embedded default or the configured servers."""
 
 import argparse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import structlog
 import uvicorn
@@ -15,6 +15,30 @@ from agentkit.entrypoints.http import create_app
 from agentkit.entrypoints.logging import configure_logging
 
 logger = structlog.get_logger(__name__)
+
+
+class DrainingServer(uvicorn.Server):
+    """uvicorn that tells AgentKit the moment a stop signal arrives, not after the connections close.
+
+    uvicorn first waits for in-flight requests and only then runs the app's shutdown; a long poll or a
+    sync POST would hold the runs' grace period back by up to a minute. Told at once, the scheduler
+    ends every wait (those requests answer with the run's current state), refuses new runs and starts
+    the grace period alongside uvicorn's own draining.
+    """
+
+    def __init__(self, config: uvicorn.Config, *, on_stop: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_stop = on_stop
+        self._stop_told = False
+
+    async def on_tick(self, counter: int) -> bool:
+        """uvicorn's tick (every 0.1 s); the first one that sees the stop signal tells the scheduler."""
+        should_exit = await super().on_tick(counter)
+        if should_exit and not self._stop_told:
+            self._stop_told = True
+            logger.info("stopping")
+            self._on_stop()
+        return should_exit
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -41,20 +65,21 @@ async def serve_command(args: argparse.Namespace, environ: Mapping[str, str]) ->
     container = make_container(settings, LitestarProvider())
     # Build what start-up needs now, so a bad setting is one line here, not a trace in the lifespan.
     try:
-        await container.get(RunScheduler)
+        scheduler = await container.get(RunScheduler)
     except BaseException:
         await container.close()
         raise
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(container, settings),
-            host=settings.host,
-            port=settings.port,
-            log_config=None,
-            access_log=False,
-            lifespan="on",
-        )
+    config = uvicorn.Config(
+        create_app(container, settings),
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        # a request that still runs this long after the stop signal is cut off; waits end at once anyway
+        timeout_graceful_shutdown=max(1, round(settings.shutdown_grace_s)),
     )
+    server = DrainingServer(config, on_stop=lambda: scheduler.begin_shutdown(settings.shutdown_grace_s))
     logger.info(
         "serving", url=f"http://{settings.host}:{settings.port}", docs=f"http://{settings.host}:{settings.port}/docs"
     )

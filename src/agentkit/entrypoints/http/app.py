@@ -26,7 +26,6 @@ from agentkit.entrypoints.http.runs import RunsController
 
 logger = structlog.get_logger(__name__)
 
-SHUTDOWN_GRACE_S = 10.0
 API_KEY_SCHEME = SecurityScheme(type="apiKey", name=API_KEY_HEADER, security_scheme_in="header")
 
 
@@ -47,7 +46,7 @@ def create_app(container: AsyncContainer, settings: Settings) -> Litestar:
             yield
         finally:
             sweeper.cancel()
-            await scheduler.shutdown(SHUTDOWN_GRACE_S)
+            await scheduler.shutdown(settings.shutdown_grace_s)
             await container.close()
             gc.unfreeze()
             logger.info("api_stopped")

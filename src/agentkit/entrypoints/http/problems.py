@@ -16,6 +16,7 @@ from agentkit.application.errors import (
     RateLimited,
     RunConflict,
     RunNotFound,
+    ShuttingDown,
     StoreUnavailable,
 )
 from agentkit.domain.errors import DomainError, IllegalTransition, InvalidGoal
@@ -52,6 +53,7 @@ _BY_ERROR: list[tuple[type[Exception], int, str]] = [
     (InvalidGoal, 422, "Invalid run request"),
     (RateLimited, 429, "Too many requests"),
     (StoreUnavailable, 503, "Service unavailable"),
+    (ShuttingDown, 503, "Service unavailable"),
 ]
 
 _HTTP_CODES = {
@@ -97,6 +99,9 @@ def on_app_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Pr
             elif isinstance(exc, StoreUnavailable):
                 logger.warning("store_unavailable", path=request.url.path, error=str(exc))
                 headers = {"Retry-After": str(STORE_RETRY_AFTER_S)}
+            elif isinstance(exc, ShuttingDown):
+                # the client should go elsewhere (or come back after the restart), not reuse this connection
+                headers = {"Retry-After": str(STORE_RETRY_AFTER_S), "Connection": "close"}
             code = getattr(exc, "code", "error")
             return problem(request, status, code, title, str(exc), headers=headers)
     return on_unexpected(request, exc)
@@ -155,7 +160,7 @@ _DESCRIPTIONS = {
     413: "Request body too large",
     422: "The request does not validate (the detail names the field), or an Idempotency-Key reused",
     429: "Rate limit reached; see Retry-After",
-    503: "PostgreSQL or Redis is unavailable; see Retry-After",
+    503: "PostgreSQL or Redis is unavailable, or the server is shutting down; see Retry-After",
 }
 
 
