@@ -1,6 +1,7 @@
 """Shutdown: waits end at once with the run as it stands, new runs are refused, runs get their grace."""
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ class Gate:
         self.entered = asyncio.Event()
         self.opened = asyncio.Event()
 
-    def tool(self) -> Tool[[], str]:
+    def tool(self) -> Tool[..., Any]:
         @tool
         async def wait_for_gate() -> str:
             """Wait until the test opens the gate."""
