@@ -46,7 +46,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, rename="upper", forbid
     trace_write_timeout_s: PositiveFloat = 2.0
     redis_key_prefix: str = "agentkit:"
     # --- LLM providers ---
-    llm_provider: str = "scripted"
+    # demo: a rule-based stand-in that answers AgentKit's own demo questions with the built-in tools,
+    # so a fresh install runs; a real deployment names openai, gemini or a plug-in.
+    llm_provider: str = "demo"
     llm_model: str = ""
     llm_base_url: str | None = None
     llm_script: str | None = None

@@ -45,12 +45,18 @@ class BuiltinToolsProvider(Provider):
         )
 
 
-async def test_the_scripted_run_uses_both_tools_and_answers_correctly(demo_db: DemoDatabase) -> None:
+@pytest.mark.parametrize(
+    "provider",
+    [{"LLM_PROVIDER": "scripted", "LLM_SCRIPT": str(SCRIPT)}, {"LLM_PROVIDER": "demo"}],
+    ids=["script", "demo"],
+)
+async def test_the_demo_question_uses_both_tools_and_answers_correctly(
+    demo_db: DemoDatabase, provider: dict[str, str]
+) -> None:
     settings = load_settings(
         {
             "STATE_BACKEND": "memory",
-            "LLM_PROVIDER": "scripted",
-            "LLM_SCRIPT": str(SCRIPT),
+            **provider,
             "DEMO_DATABASE": demo_db.database,
             "POSTGRES_READONLY_USER": demo_db.reader,
             "POSTGRES_READONLY_PASSWORD": demo_db.password,

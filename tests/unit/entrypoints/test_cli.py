@@ -5,7 +5,6 @@ from pathlib import Path
 
 import pytest
 
-from agentkit.entrypoints.cli.agent import DEMO_SCRIPT
 from agentkit.entrypoints.cli.main import main
 
 
@@ -74,7 +73,7 @@ def test_a_run_that_does_not_succeed_exits_1(tmp_path: Path, capsys: pytest.Capt
     [
         ({"MAX_STEPS": "many"}, "agentkit: configuration error: MAX_STEPS: Expected `int`, got `str`\n"),
         (
-            {"AGENTKIT_TOOL_MODULES": "no_such_module_x", "LLM_SCRIPT": str(DEMO_SCRIPT)},
+            {"AGENTKIT_TOOL_MODULES": "no_such_module_x"},
             "AGENTKIT_TOOL_MODULES: cannot import 'no_such_module_x'",
         ),
         ({"LLM_PROVIDER": "scripted"}, "LLM_SCRIPT"),
@@ -148,3 +147,18 @@ def test_a_typed_output_run_answered_in_plain_text_exits_1(tmp_path: Path, capsy
     assert code == 1
     assert "status: failed" in out
     assert "instead of giving the required structured output (reminded 2 times)" in out
+
+
+def test_demo_runs_the_demo_model_with_the_calculator(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["demo"])
+
+    out = capsys.readouterr().out
+    assert code == 0
+    assert 'calculator({"expression":"(17 + 25) * 3"})' in out
+    assert 'calculator({"expression":"126 * 0.15"})' in out
+    assert out.rstrip().endswith("(17 + 25) * 3 = 126, and 15% of 126 is 18.9.")
+
+
+def test_with_no_provider_configured_a_run_is_played_by_the_demo_model(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "what is 2+3?"]) == 0
+    assert capsys.readouterr().out.rstrip().endswith("2+3 = 5.")

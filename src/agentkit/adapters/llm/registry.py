@@ -27,6 +27,7 @@ BUILTIN_PROVIDERS: dict[str, str] = {
     "openai": "agentkit.adapters.llm.openai_client:build_openai_client",
     "gemini": "agentkit.adapters.llm.gemini_client:build_gemini_client",
     "scripted": "agentkit.adapters.llm.scripted_provider:build_scripted_client",
+    "demo": "agentkit.adapters.llm.demo:build_demo_client",
 }
 
 

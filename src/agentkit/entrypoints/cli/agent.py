@@ -20,7 +20,6 @@ from agentkit.entrypoints.cli.console import ConsoleStepPrinter, print_outcome
 from agentkit.entrypoints.cli.scope import command_container
 
 LOCAL_OWNER = OwnerId("local")
-DEMO_SCRIPT = Path(__file__).with_name("demo_script.json")
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -37,7 +36,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     run.add_argument("--output-schema", help="a JSON object schema for typed output (a JSON text or @file)")
     run.set_defaults(handler=run_command)
 
-    demo = sub.add_parser("demo", help="a scripted demo run with the built-in tools (no provider key needed)")
+    demo = sub.add_parser("demo", help="a demo run with the built-in tools and the demo model (no provider key needed)")
     demo.set_defaults(handler=demo_command)
 
     tools = sub.add_parser("tools", help="list the registered tools and their schemas")
@@ -88,8 +87,10 @@ async def run_command(args: argparse.Namespace, environ: Mapping[str, str]) -> i
 
 
 async def demo_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
-    """`agentkit demo`: the scripted demo run."""
-    args.script = str(DEMO_SCRIPT)
+    """`agentkit demo`: the demo model on a demo question."""
+    args.script = None
+    args.provider = "demo"
+    args.model = None
     args.goal = "What is (17 + 25) * 3, and what is 15% of it?"
     args.json = False
     args.session = None

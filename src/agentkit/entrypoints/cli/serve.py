@@ -10,7 +10,6 @@ from dishka.integrations.litestar import LitestarProvider
 from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.application.settings import load_settings
 from agentkit.container import make_container
-from agentkit.entrypoints.cli.agent import DEMO_SCRIPT
 from agentkit.entrypoints.http import create_app
 from agentkit.entrypoints.logging import configure_logging
 
@@ -54,12 +53,10 @@ async def serve_command(args: argparse.Namespace, environ: Mapping[str, str]) ->
     overrides: dict[str, object] = {"host": args.host, "port": args.port}
     if environ.get("STATE_BACKEND", "auto") in ("", "auto"):
         overrides["state_backend"] = "embedded"  # configured servers still win: see plan_state
-    if environ.get("LLM_PROVIDER", "scripted") == "scripted" and not environ.get("LLM_SCRIPT"):
-        overrides["llm_script"] = str(DEMO_SCRIPT)
     settings = load_settings(environ, **overrides)
     configure_logging(settings)
-    if settings.llm_script == str(DEMO_SCRIPT) and settings.llm_provider == "scripted":
-        logger.warning("demo_model", detail="no LLM provider configured: every run replays the scripted demo")
+    if settings.llm_provider == "demo":
+        logger.warning("demo_model", detail="no LLM provider configured: runs are played by the rule-based demo model")
     if not settings.api_keys:
         logger.warning("no_api_keys", detail="API_KEYS is empty: every /v1 request will be refused")
     container = make_container(settings, LitestarProvider())

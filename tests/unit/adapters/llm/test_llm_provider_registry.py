@@ -122,7 +122,7 @@ def test_a_factory_that_fails_or_builds_no_client_is_refused() -> None:
 
 def test_an_unknown_provider_names_the_variable_and_the_choices() -> None:
     with pytest.raises(
-        ConfigurationError, match=r"LLM_PROVIDER: unknown provider 'anthropic'.*gemini, openai, scripted"
+        ConfigurationError, match=r"LLM_PROVIDER: unknown provider 'anthropic'.*demo, gemini, openai, scripted"
     ):
         build_llm_client(env(llm_provider="anthropic"))
 
