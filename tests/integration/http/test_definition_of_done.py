@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from agentkit.adapters.llm.scripted import load_script
+from agentkit.adapters.llm.demo import DemoLLMClient
+from agentkit.adapters.llm.scripted import ScriptedLLMClient, load_script
 from tests.demo_fixtures import DemoDatabase
 from tests.integration.http.conftest import ApiFactory, headers
 
@@ -14,11 +15,14 @@ pytestmark = pytest.mark.integration
 SCRIPT = Path(__file__).parents[3] / "examples" / "scripts" / "top_customer.json"
 
 
+@pytest.mark.parametrize("model", ["script", "demo"])
 async def test_a_two_tool_run_answers_right_and_its_trace_shows_both_calls(
-    api_factory: ApiFactory, demo_db: DemoDatabase
+    api_factory: ApiFactory, demo_db: DemoDatabase, model: str
 ) -> None:
+    # "demo" is what `make run` serves when no provider is configured
+    llm = ScriptedLLMClient(load_script(SCRIPT)) if model == "script" else DemoLLMClient()
     api = await api_factory(
-        load_script(SCRIPT),
+        llm=llm,
         tools=None,  # the built-in tools, as a user gets them
         demo_database=demo_db.database,
         postgres_readonly_user=demo_db.reader,
@@ -33,6 +37,7 @@ async def test_a_two_tool_run_answers_right_and_its_trace_shows_both_calls(
     run = created.json()
     assert run["status"] == "succeeded"
     assert "Margaret Hamilton" in run["answer"]
+    assert "$2,870.79" in run["answer"]
     assert "$430.62" in run["answer"]
     trace = (await api.get(f"/v1/runs/{run['id']}/trace", headers=headers())).json()["steps"]
     tools = [step for step in trace if step["kind"] == "tool"]
