@@ -116,16 +116,24 @@ def test_succeed_records_the_answer_and_drops_the_lease() -> None:
     assert done.is_terminal
 
 
-def test_end_records_the_reason_and_any_partial_answer() -> None:
+def test_end_records_the_reason_and_no_answer() -> None:
     running = start(make_run(), now=T0, lease_until=LEASE)
-    ended = end(running, RunStatus.MAX_STEPS_EXCEEDED, now=LATER, reason="too many steps", answer="partial")
+    ended = end(running, RunStatus.MAX_STEPS_EXCEEDED, now=LATER, reason="too many steps")
     assert ended.status is RunStatus.MAX_STEPS_EXCEEDED
     assert (ended.failure_reason, ended.answer, ended.finished_at, ended.expires_at) == (
         "too many steps",
-        "partial",
+        None,
         LATER,
         None,
     )
+    assert ended.cancel_requested is False
+
+
+@pytest.mark.parametrize("status", [RunStatus.PENDING, RunStatus.RUNNING])
+def test_a_cancelled_run_shows_the_cancel_was_requested(status: RunStatus) -> None:
+    run = make_run() if status is RunStatus.PENDING else start(make_run(), now=T0)
+    cancelled = end(run, RunStatus.CANCELLED, now=LATER, reason="cancelled on request")
+    assert (cancelled.status, cancelled.cancel_requested) == (RunStatus.CANCELLED, True)
 
 
 def test_end_refuses_succeeded_because_success_needs_an_answer() -> None:

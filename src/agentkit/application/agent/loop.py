@@ -171,7 +171,7 @@ class _Execution:
                 await self._remember_session()
                 return runs.succeed(self.run, now=self.loop._clock.now(), answer=decision.answer)
             if isinstance(decision, Stop):
-                return self._end(decision.status, decision.reason, answer=response.text or None)
+                return self._end(decision.status, decision.reason)
             if isinstance(decision, Remind):
                 logger.info("structured_output_reminder", reminder_no=decision.reminder_no)
                 self.messages.append(Message(role="user", content=STRUCTURED_OUTPUT_REMINDER))
@@ -281,8 +281,8 @@ class _Execution:
             output_tokens=final.output_tokens,
         )
 
-    def _end(self, status: RunStatus, reason: str, *, answer: str | None = None) -> Run:
-        return runs.end(self.run, status, now=self.loop._clock.now(), reason=reason, answer=answer)
+    def _end(self, status: RunStatus, reason: str) -> Run:
+        return runs.end(self.run, status, now=self.loop._clock.now(), reason=reason)
 
     def _next_step(self) -> int:
         self.step_no += 1
