@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from dishka import Provider, Scope
 from dishka.integrations.litestar import LitestarProvider
-from litestar.testing import AsyncTestClient
+import httpx
+from litestar import Litestar
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agentkit.adapters.llm.scripted import ScriptedLLMClient
@@ -44,7 +45,46 @@ class Overrides(Provider):
             self.provide(lambda: registry, provides=ToolRegistry, scope=Scope.APP)
 
 
-ApiFactory = Callable[..., Awaitable[AsyncTestClient[Any]]]
+class ApiClient(httpx.AsyncClient):
+    """The app on the test's own event loop: requests go through httpx's ASGI transport, and the app's
+    lifespan (the scheduler, the sweeper, the container) is entered and left here.
+
+    Litestar's AsyncTestClient runs the app on a portal thread with an event loop of its own: an
+    asyncio.Event shared with a test's tool was then set from another thread and woke no one until
+    some timeout fired, which made tests slow and, on a loaded machine, flaky.
+    """
+
+    def __init__(self, app: Litestar) -> None:
+        super().__init__(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
+        self.app = app
+        self._started = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._lifespan: asyncio.Task[None] | None = None
+
+    async def _run_lifespan(self) -> None:
+        # one task enters and leaves the lifespan, as a server does (anyio scopes inside insist on it)
+        async with self.app.lifespan():
+            self._started.set()
+            await self._stop.wait()
+
+    async def __aenter__(self) -> "ApiClient":
+        self._lifespan = asyncio.create_task(self._run_lifespan())
+        started = asyncio.create_task(self._started.wait())
+        await asyncio.wait({self._lifespan, started}, return_when=asyncio.FIRST_COMPLETED)
+        if self._lifespan.done():
+            started.cancel()
+            await self._lifespan  # start-up failed: raise its error
+        await super().__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await super().__aexit__(*exc_info)
+        self._stop.set()
+        if self._lifespan is not None:
+            await self._lifespan
+
+
+ApiFactory = Callable[..., Awaitable[ApiClient]]
 
 
 @pytest.fixture
@@ -52,7 +92,7 @@ async def api_factory(
     state_servers: StateServers, pg_engine: AsyncEngine, redis_prefix: str
 ) -> AsyncIterator[ApiFactory]:
     """Builds the app on the test database and Redis prefix; closes whatever it built."""
-    clients: list[AsyncTestClient[Any]] = []
+    clients: list[ApiClient] = []
 
     async def build(
         script: Sequence[LLMResponse] = (),
@@ -60,7 +100,7 @@ async def api_factory(
         llm: LLMClient | None = None,
         tools: Sequence[Tool[..., Any]] | None = (add, lookup),
         **settings: Any,
-    ) -> AsyncTestClient[Any]:
+    ) -> ApiClient:
         env = {
             "DATABASE_URL": state_servers.database_url.render_as_string(hide_password=False),
             "REDIS_URL": state_servers.redis_url,
@@ -73,14 +113,15 @@ async def api_factory(
         # tools=None keeps the container's own registry: the built-in tools
         registry = None if tools is None else ToolRegistry(tools, default_timeout_s=config.tool_timeout_s)
         container = make_container(config, LitestarProvider(), Overrides(llm or ScriptedLLMClient(script), registry))
-        client: AsyncTestClient[Any] = AsyncTestClient(create_app(container, config))
+        client = ApiClient(create_app(container, config))
         await client.__aenter__()
         clients.append(client)
         return client
 
     yield build
     for client in reversed(clients):
-        await client.__aexit__(None, None, None)
+        if not client.is_closed:
+            await client.__aexit__(None, None, None)
 
 
 def headers(key: str = KEY_A, **extra: str) -> dict[str, str]:

@@ -4,12 +4,11 @@ import asyncio
 from typing import Any
 
 import pytest
-from litestar.testing import AsyncTestClient
 
 from agentkit.application.tools import Tool, tool
 from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import LLMResponse, ToolCall, Usage
-from tests.integration.http.conftest import KEY_B, ApiFactory, Gate, headers, session_name
+from tests.integration.http.conftest import KEY_B, ApiClient, ApiFactory, Gate, headers, session_name
 from tests.sample_tools import add
 
 pytestmark = pytest.mark.integration
@@ -236,7 +235,7 @@ async def test_runs_and_tools_need_a_valid_api_key(api_factory: ApiFactory) -> N
 
 async def test_a_terminal_status_is_recorded_when_the_server_stops_mid_run(api_factory: ApiFactory) -> None:
     gate = Gate()
-    api: AsyncTestClient[Any] = await api_factory(
+    api: ApiClient = await api_factory(
         [calls("wait_for_gate"), answer("x")], tools=[gate_tool(gate)], shutdown_grace_s=0.05
     )
     run = (await api.post("/v1/runs", json={"goal": "x"}, headers=headers(Prefer="respond-async"))).json()
