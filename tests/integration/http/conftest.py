@@ -6,10 +6,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import pytest
 from dishka import Provider, Scope
 from dishka.integrations.litestar import LitestarProvider
-import httpx
 from litestar import Litestar
 from sqlalchemy.ext.asyncio import AsyncEngine
 
