@@ -4,7 +4,7 @@ import asyncio
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import pytest
@@ -55,7 +55,8 @@ class ApiClient(httpx.AsyncClient):
     """
 
     def __init__(self, app: Litestar) -> None:
-        super().__init__(transport=httpx.ASGITransport(app=app), base_url="http://testserver")
+        # Litestar types its ASGI callable more narrowly than httpx; it is a standard ASGI app
+        super().__init__(transport=httpx.ASGITransport(app=cast(Any, app)), base_url="http://testserver")
         self.app = app
         self._started = asyncio.Event()
         self._stop = asyncio.Event()
