@@ -162,3 +162,16 @@ def test_demo_runs_the_demo_model_with_the_calculator(capsys: pytest.CaptureFixt
 def test_with_no_provider_configured_a_run_is_played_by_the_demo_model(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "what is 2+3?"]) == 0
     assert capsys.readouterr().out.rstrip().endswith("2+3 = 5.")
+
+
+@pytest.mark.parametrize("name", ["absent.json", "."])
+def test_an_output_schema_file_that_cannot_be_read_is_one_line_and_exit_2(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / name
+    code = main(["run", "x", "--output-schema", f"@{target}", "--script", script(tmp_path, ADD_SCRIPT)])
+
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith(f"agentkit: configuration error: --output-schema: cannot read {target}: ")
+    assert len(err.strip().splitlines()) == 1

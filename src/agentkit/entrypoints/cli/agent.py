@@ -116,7 +116,14 @@ async def tools_command(args: argparse.Namespace, environ: Mapping[str, str]) ->
 
 
 def _output_schema(value: str) -> dict[str, Any]:
-    text = Path(value[1:]).read_text(encoding="utf-8") if value.startswith("@") else value
+    if value.startswith("@"):
+        try:
+            text = Path(value[1:]).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise ConfigurationError(f"--output-schema: cannot read {value[1:]}: {reason}") from None
+    else:
+        text = value
     try:
         schema = msgspec.json.decode(text)
     except msgspec.DecodeError as exc:
