@@ -60,15 +60,17 @@ async def test_plain_text_and_the_request_the_sdk_sent() -> None:
                 },
             }
         ],
+        "tool_choice": "auto",
     }
 
 
-async def test_no_tools_means_no_tools_field() -> None:
+async def test_no_tools_means_no_tools_field_and_no_tool_choice() -> None:
     transport = ReplayTransport([reply("openai", "text")])
     client = openai_client(transport)
     await client.chat(CONVERSATION, [])
     await client.aclose()
     assert "tools" not in transport.bodies()[0]
+    assert "tool_choice" not in transport.bodies()[0]
     assert "temperature" not in transport.bodies()[0]
 
 
@@ -108,6 +110,7 @@ async def test_tool_calls_and_results_go_back_by_call_id_in_order() -> None:
     assert transport.bodies()[1]["messages"][2:] == [
         {
             "role": "assistant",
+            "content": "",
             "tool_calls": [
                 {"id": "call_A1b2C3d4E5f", "type": "function", "function": paris},
                 {"id": "call_F6g7H8i9J0k", "type": "function", "function": tokyo},
