@@ -66,7 +66,7 @@ def _translate_status(exc: openai.APIStatusError, label: str, detail: str) -> LL
         return LLMRequestError(f"{label} answered HTTP 404: {detail}; check LLM_MODEL and LLM_BASE_URL")
     if exc.code == "context_length_exceeded" or _CONTEXT_OVERFLOW.search(detail):
         return LLMRequestError(
-            f"{label} rejected the request (HTTP {status}): {detail}; the conversation no longer fits the "
+            f"{label} rejected the request (HTTP {status}): {detail.rstrip('.')}; the conversation no longer fits the "
             "model's context window (serve the model with a longer context, or shorten tool output with "
             "TOOL_OUTPUT_MAX_CHARS)"
         )
@@ -81,7 +81,7 @@ def server_detail(exc: openai.APIStatusError) -> str:
             detail = _TAG.sub(" ", exc.response.text)
         except httpx.ResponseNotRead:  # a streamed body, never read: it said nothing we can show
             detail = ""
-    return shorten(detail) if detail.strip() else f"HTTP {exc.status_code} with no message"
+    return shorten(detail) if detail.strip() else "no details given"
 
 
 def _detail_of(body: Any) -> str:

@@ -156,11 +156,13 @@ def _from_openai_call(call: Any) -> ToolCall:
 
 
 def _tool_call(call_id: str, name: str, arguments: dict[str, Any] | str, *, from_text: bool = False) -> ToolCall:
-    raw = arguments if isinstance(arguments, str) else None
-    parsed, error = parse_arguments(raw) if raw is not None else (arguments, None)
+    if isinstance(arguments, str):
+        parsed, error = parse_arguments(arguments)
+    else:
+        parsed, error = arguments, None
     provider_data: dict[str, Any] = {}
     if error:
-        provider_data[RAW_ARGUMENTS_KEY] = raw
+        provider_data[RAW_ARGUMENTS_KEY] = arguments
     if from_text:
         provider_data[TEXT_TOOL_CALL_KEY] = True
     return ToolCall(
