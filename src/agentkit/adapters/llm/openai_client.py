@@ -147,8 +147,12 @@ def _shown_url(url: str) -> str:
     parts = urlsplit(url)
     host = parts.hostname or ""
     netloc = f"[{host}]" if ":" in host else host
-    if parts.port is not None:
-        netloc = f"{netloc}:{parts.port}"
+    try:
+        port = parts.port
+    except ValueError:  # not a number: the SDK will say so when it connects
+        port = None
+    if port is not None:
+        netloc = f"{netloc}:{port}"
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 

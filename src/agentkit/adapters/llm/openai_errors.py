@@ -44,8 +44,8 @@ def translate_openai_error(exc: openai.OpenAIError, *, label: str, secrets: Iter
         cause = exc.__cause__ or exc
         return ProviderUnavailable(f"could not reach {label}: {type(cause).__name__}: {cause}")
     if isinstance(exc, openai.APIStatusError):
-        return _translate_status(exc, label, _redacted(server_detail(exc), secrets))
-    detail = _redacted(shorten(str(exc)), secrets)
+        return _translate_status(exc, label, shorten(_redacted(server_detail(exc), secrets)))
+    detail = shorten(_redacted(str(exc), secrets))
     return LLMRequestError(f"{label} sent a response the SDK could not read: {detail}")
 
 
@@ -74,14 +74,14 @@ def _translate_status(exc: openai.APIStatusError, label: str, detail: str) -> LL
 
 
 def server_detail(exc: openai.APIStatusError) -> str:
-    """What the server said about the error, on one line; the status line when it said nothing."""
+    """What the server said about the error (not yet shortened), or "no details given"."""
     detail = _detail_of(exc.body)
-    if not detail:
+    if not detail.strip():
         try:
             detail = _TAG.sub(" ", exc.response.text)
         except httpx.ResponseNotRead:  # a streamed body, never read: it said nothing we can show
             detail = ""
-    return shorten(detail) if detail.strip() else "no details given"
+    return detail if detail.strip() else "no details given"
 
 
 def _detail_of(body: Any) -> str:

@@ -120,3 +120,12 @@ async def test_the_server_is_named_without_credentials_or_query_in_its_url() -> 
         str(error) == "the OpenAI-compatible server at http://127.0.0.1:8080/v1 rejected the request (HTTP 400): nope"
     )
     assert "s3cret" not in str(error)
+
+
+async def test_a_long_message_is_cut_after_the_key_is_taken_out() -> None:
+    # the key sits where shortening would cut it in half; the half must not survive either
+    key = "gw_live_9f8e7d6c5b4a3f2e1d0c"  # a gateway's key: nothing marks it as one but the setting
+    message = "x" * 285 + f" {key} and more"
+    error = await failure(httpx.Response(400, json={"error": {"message": message}}), openai_api_key=key)
+    assert key[:10] not in str(error)
+    assert len(str(error)) < 400
