@@ -4,7 +4,8 @@ The loop, the OpenAI adapter, the `openai` SDK, the retry policy and the built-i
 real; only the HTTP transport is a recording. Where AgentKit's requests are compared with the
 recorded ones, the recorded request is the one the real server accepted (a test proxy had added
 `tool_choice: "auto"` and `content: ""` to what AgentKit sent then), so equality means AgentKit
-now sends, byte for byte in meaning, what made the server work.
+now sends, byte for byte in meaning, what made the server work. The last tests read the recorded
+Qwen answers (tool calls written as text) through the adapter alone.
 """
 
 import json
@@ -14,10 +15,13 @@ from typing import Any
 
 import pytest
 
+from agentkit.domain.messages import FinishReason, Message
 from agentkit.domain.run import RunStatus
 from agentkit.domain.steps import LLMStep, ToolStep
-from tests.fixtures.llm.agent_run import ReplayedAgent
+from agentkit.domain.tools import ToolSchema
+from tests.fixtures.llm.agent_run import RECORDED_SETTINGS, ReplayedAgent
 from tests.fixtures.llm.recorded import RecordedExchange, recorded
+from tests.fixtures.llm.replay import ReplayTransport, openai_client
 
 AgentFactory = Callable[..., ReplayedAgent]
 
@@ -139,7 +143,7 @@ async def test_without_content_the_template_fails_with_500_and_the_run_names_the
 
 async def test_the_default_puts_content_on_the_message_that_got_the_500(agent: AgentFactory) -> None:
     first, failed = recorded("missing_content_500")
-    replayed = agent([first, failed])
+    replayed = agent([first, failed], max_retries=0)
 
     await replayed.run(goal_of(first))
 
@@ -191,3 +195,35 @@ async def test_a_qwen_tool_call_written_as_text_runs_the_tool_when_text_tool_cal
         },
         {"role": "tool", "tool_call_id": call_id, "content": "391"},
     ]
+
+
+@pytest.mark.parametrize("exchange", recorded("qwen_text_tool_calls"), ids=lambda exchange: f"n{exchange.n}")
+async def test_every_recorded_qwen_text_call_is_read_as_the_call_it_spells(exchange: RecordedExchange) -> None:
+    written = json.loads(exchange.answer["content"])
+    transport = ReplayTransport([exchange.reply()])
+    client = openai_client(transport, **(RECORDED_SETTINGS | {"llm_text_tool_calls": True}))
+    response = await client.chat(_goal_messages(exchange), _tools_of(exchange))
+    await client.aclose()
+
+    (call,) = response.tool_calls
+    assert (call.name, call.arguments, call.arguments_error) == (written["name"], written["arguments"], None)
+    assert (response.text, response.finish_reason) == ("", FinishReason.TOOL_CALLS)
+
+
+async def test_a_bare_function_prefix_stays_text_even_with_text_tool_calls_on() -> None:
+    (exchange,) = recorded("function_name_as_text")
+    transport = ReplayTransport([exchange.reply()])
+    client = openai_client(transport, **(RECORDED_SETTINGS | {"llm_text_tool_calls": True}))
+    response = await client.chat(_goal_messages(exchange), _tools_of(exchange))
+    await client.aclose()
+
+    assert (response.text, response.tool_calls) == ("functions.calculator:", ())
+
+
+def _goal_messages(exchange: RecordedExchange) -> list[Message]:
+    return [Message(role=m["role"], content=m["content"]) for m in exchange.request["messages"]]
+
+
+def _tools_of(exchange: RecordedExchange) -> list[ToolSchema]:
+    functions = (tool["function"] for tool in exchange.request["tools"])
+    return [ToolSchema(name=f["name"], description=f["description"], parameters=f["parameters"]) for f in functions]
