@@ -2,9 +2,12 @@
 
 Each harness makes a client that will meet a named situation: the SDK adapters through their
 real SDKs on a transport replaying recorded provider answers, the scripted one from a script
-that says the same. The assertions are the port's promises, whatever the provider.
+that says the same. The assertions are the port's promises, whatever the provider. The last test
+holds the OpenAI adapter to them for every answer recorded from a real local server.
 """
 
+import json
+import re
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
@@ -17,6 +20,7 @@ from agentkit.application.ports.llm_client import LLMClient
 from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import FinishReason, LLMResponse, Message, ToolCall, Usage
 from agentkit.domain.tools import ToolSchema
+from tests.fixtures.llm.recorded import RecordedExchange, recorded
 from tests.fixtures.llm.replay import Provider, ReplayTransport, gemini_client, openai_client, replies
 
 WEATHER = ToolSchema(
@@ -168,3 +172,72 @@ async def test_transient_trouble_raises_llm_unavailable_for_the_retry_policy(pro
     with pytest.raises(LLMUnavailable):
         await client.chat(CONVERSATION, [WEATHER])
     await close_llm_client(client)
+
+
+# --- The port's promises for what a real OpenAI-compatible server answered (llama-cpp-python 0.3.36) ---
+# Every recorded answer, through the OpenAI adapter and its SDK (tests/fixtures/llm/llama_cpp/README.md).
+
+_CONVERSATIONS = (
+    "calculator_until_context_overflow",
+    "structured_output",
+    "missing_content_500",
+    "empty_text_answer",
+    "qwen_text_tool_calls",
+    "function_name_as_text",
+)
+_EXCHANGES = [
+    pytest.param(exchange, id=f"{name}-{index}")
+    for name in _CONVERSATIONS
+    for index, exchange in enumerate(recorded(name))
+]
+
+
+def _tools_of(exchange: RecordedExchange) -> list[ToolSchema]:
+    return [
+        ToolSchema(name=f["name"], description=f["description"], parameters=f["parameters"])
+        for f in (tool["function"] for tool in exchange.request.get("tools", ()))
+    ]
+
+
+def _messages_of(exchange: RecordedExchange) -> list[Message]:
+    # the system prompt and the goal are enough: the answer is replayed whatever the history
+    return [Message(role=m["role"], content=m["content"]) for m in exchange.request["messages"][:2]]
+
+
+@pytest.mark.parametrize("exchange", _EXCHANGES)
+async def test_every_recorded_answer_of_a_compatible_server_keeps_the_ports_promises(
+    exchange: RecordedExchange,
+) -> None:
+    transport = ReplayTransport([exchange.reply()])
+    client = openai_client(transport, llm_base_url="http://127.0.0.1:8000/v1", llm_model="local")
+    try:
+        if exchange.status >= 500:
+            with pytest.raises(LLMUnavailable, match=re.escape(exchange.response["error"]["message"])):
+                await client.chat(_messages_of(exchange), _tools_of(exchange))
+            return
+        if exchange.status >= 400:
+            with pytest.raises(LLMRequestError, match=re.escape(exchange.response["error"]["message"][:60])):
+                await client.chat(_messages_of(exchange), _tools_of(exchange))
+            return
+        response = await client.chat(_messages_of(exchange), _tools_of(exchange))
+    finally:
+        await client.aclose()
+
+    answer = exchange.answer
+    recorded_calls = answer.get("tool_calls") or []
+    assert [(call.id, call.name) for call in response.tool_calls] == [
+        (call["id"], call["function"]["name"]) for call in recorded_calls
+    ]
+    for call, raw in zip(response.tool_calls, recorded_calls, strict=True):
+        assert call.arguments_error is None  # raw newlines in argument strings included
+        assert call.arguments == json.loads(raw["function"]["arguments"], strict=False)
+    if recorded_calls:
+        assert response.finish_reason is FinishReason.TOOL_CALLS
+        assert response.text == ""
+    else:  # text stays text, even a JSON tool call (LLM_TEXT_TOOL_CALLS is off) or an empty one
+        assert (response.text, response.finish_reason) == (answer["content"], FinishReason.STOP)
+    assert response.refusal is None
+    assert response.usage == Usage(
+        input_tokens=exchange.response["usage"]["prompt_tokens"],
+        output_tokens=exchange.response["usage"]["completion_tokens"],
+    )

@@ -60,6 +60,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, rename="upper", forbid
     llm_max_retries: NonNegativeInt = 3
     llm_backoff_base_s: PositiveFloat = 0.5
     llm_backoff_cap_s: PositiveFloat = 20.0
+    # openai: the `content` of an assistant message that calls tools and says nothing. "" works for
+    # OpenAI and llama-cpp-python (a missing key makes its templates fail); null for gateways that reject "".
+    llm_tool_call_content: Literal["empty", "null", "omit"] = "empty"
+    # openai: read an answer made only of JSON tool calls naming offered tools as those calls
+    # (small models on their own chat template write them as text); off: it stays the answer.
+    llm_text_tool_calls: bool = False
     # --- the loop ---
     max_steps: PositiveInt = 10
     max_repeated_calls: Annotated[int, msgspec.Meta(ge=2)] = 3

@@ -6,21 +6,25 @@ The SDK's own retries are off (`max_retries=0`): `RetryingLLMClient` is the one 
 
 from collections.abc import Sequence
 from typing import Any, cast
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import openai
 
-from agentkit.adapters.llm.errors import ProviderUnavailable, retry_after_s, shorten
-from agentkit.adapters.llm.openai_translate import from_openai_completion, to_openai_messages, to_openai_tools
-from agentkit.application.errors import ConfigurationError, LLMError, LLMRequestError
+from agentkit.adapters.llm.openai_errors import translate_openai_error
+from agentkit.adapters.llm.openai_translate import (
+    ToolCallContent,
+    from_openai_completion,
+    to_openai_messages,
+    to_openai_tools,
+)
+from agentkit.application.errors import ConfigurationError
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.settings import Settings
 from agentkit.domain.messages import LLMResponse, Message
 from agentkit.domain.tools import ToolSchema
 
 DEFAULT_OPENAI_MODEL = "gpt-4.1-mini"
-# Statuses worth another attempt: timeout, lock conflict, rate limit, and any server error.
-_TRANSIENT_STATUSES = frozenset({408, 409, 429})
 
 
 class OpenAILLMClient(LLMClient):
@@ -34,6 +38,10 @@ class OpenAILLMClient(LLMClient):
         max_tokens: The output token limit, or None for the server's default.
         max_tokens_field: `max_completion_tokens` for OpenAI itself; compatible servers mostly
             know only the older `max_tokens`.
+        tool_call_content: What a tool-calling assistant message without text carries as
+            `content` (`LLM_TOOL_CALL_CONTENT`; see `ToolCallContent`).
+        text_tool_calls: Read an answer made only of JSON tool calls as those calls
+            (`LLM_TEXT_TOOL_CALLS`; see `text_tool_calls`).
     """
 
     def __init__(
@@ -45,10 +53,14 @@ class OpenAILLMClient(LLMClient):
         temperature: float | None = None,
         max_tokens: int | None = None,
         max_tokens_field: str = "max_completion_tokens",
+        tool_call_content: ToolCallContent = "empty",
+        text_tool_calls: bool = False,
     ) -> None:
         self._client = client
         self._model = model
         self._label = label
+        self._tool_call_content: ToolCallContent = tool_call_content
+        self._text_tool_calls = text_tool_calls
         self._options: dict[str, Any] = {}
         if temperature is not None:
             self._options["temperature"] = temperature
@@ -60,8 +72,8 @@ class OpenAILLMClient(LLMClient):
         """The client the LLM_* settings describe.
 
         Args:
-            settings: Reads LLM_MODEL, LLM_BASE_URL, OPENAI_API_KEY, LLM_TEMPERATURE, LLM_MAX_TOKENS
-                and LLM_REQUEST_TIMEOUT_S.
+            settings: Reads LLM_MODEL, LLM_BASE_URL, OPENAI_API_KEY, LLM_TEMPERATURE, LLM_MAX_TOKENS,
+                LLM_REQUEST_TIMEOUT_S, LLM_TOOL_CALL_CONTENT and LLM_TEXT_TOOL_CALLS.
             http_client: An httpx client to send requests through (tests pass one with a
                 `MockTransport`); by default the SDK makes its own.
 
@@ -88,10 +100,12 @@ class OpenAILLMClient(LLMClient):
         return cls(
             sdk,
             model=settings.llm_model or DEFAULT_OPENAI_MODEL,
-            label=f"the OpenAI-compatible server at {base_url}" if base_url else "openai",
+            label=f"the OpenAI-compatible server at {_shown_url(base_url)}" if base_url else "openai",
             temperature=settings.llm_temperature,
             max_tokens=settings.llm_max_tokens,
             max_tokens_field="max_tokens" if base_url else "max_completion_tokens",
+            tool_call_content=settings.llm_tool_call_content,
+            text_tool_calls=settings.llm_text_tool_calls,
         )
 
     @property
@@ -109,46 +123,37 @@ class OpenAILLMClient(LLMClient):
         extra: dict[str, Any] = dict(self._options)
         if tools:
             extra["tools"] = to_openai_tools(tools)
+            # "auto" is OpenAI's default with tools, but llama-cpp-python's function-calling
+            # handler takes a missing tool_choice for "none" and drops the tools from the prompt.
+            extra["tool_choice"] = "auto"
         try:
             completion = await self._client.chat.completions.create(
-                model=self._model, messages=to_openai_messages(messages), **extra
+                model=self._model,
+                messages=to_openai_messages(messages, tool_call_content=self._tool_call_content),
+                **extra,
             )
         except openai.OpenAIError as exc:
-            raise self._translate_error(exc) from exc
-        return from_openai_completion(completion)
-
-    def _translate_error(self, exc: openai.OpenAIError) -> LLMError:
-        if isinstance(exc, openai.APITimeoutError):
-            return ProviderUnavailable(f"{self._label} did not answer in time")
-        if isinstance(exc, openai.APIConnectionError):
-            cause = exc.__cause__ or exc
-            return ProviderUnavailable(f"could not reach {self._label}: {type(cause).__name__}: {cause}")
-        if isinstance(exc, openai.APIStatusError):
-            return self._translate_status(exc)
-        return LLMRequestError(f"{self._label} sent a response the SDK could not read: {shorten(str(exc))}")
-
-    def _translate_status(self, exc: openai.APIStatusError) -> LLMError:
-        status = exc.status_code
-        body = exc.body if isinstance(exc.body, dict) else {}
-        detail = shorten(str(body.get("message") or exc.message))
-        if status == 429 and exc.code == "insufficient_quota":
-            return LLMRequestError(f"{self._label} says the account's quota is used up (HTTP 429): {detail}")
-        if status in _TRANSIENT_STATUSES or status >= 500:
-            return ProviderUnavailable(
-                f"{self._label} answered HTTP {status}: {detail}",
-                retry_after_s=retry_after_s(exc.response.headers),
-                status=status,
-            )
-        if status == 401:
-            # The provider's message quotes part of the key: leave it out.
-            return LLMRequestError(f"{self._label} rejected the API key (HTTP 401); check OPENAI_API_KEY")
-        if status == 404:
-            return LLMRequestError(f"{self._label} answered HTTP 404: {detail}; check LLM_MODEL and LLM_BASE_URL")
-        return LLMRequestError(f"{self._label} rejected the request (HTTP {status}): {detail}")
+            raise translate_openai_error(exc, label=self._label, secrets=(self._client.api_key,)) from exc
+        text_tool_names = {tool.name for tool in tools} if self._text_tool_calls else set()
+        return from_openai_completion(completion, text_tool_names=text_tool_names)
 
     async def aclose(self) -> None:
         """Close the SDK client and its connections."""
         await self._client.close()
+
+
+def _shown_url(url: str) -> str:
+    """The URL without credentials or query (a gateway's key may sit in either), for messages."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    try:
+        port = parts.port
+    except ValueError:  # not a number: the SDK will say so when it connects
+        port = None
+    if port is not None:
+        netloc = f"{netloc}:{port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 def build_openai_client(settings: Settings) -> LLMClient:

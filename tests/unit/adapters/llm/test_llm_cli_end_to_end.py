@@ -7,11 +7,13 @@ user pointing AgentKit at a local vLLM, Ollama or llama.cpp server would.
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from agentkit.entrypoints.cli.main import main
+from tests.fixtures.llm.recorded import recorded
 from tests.fixtures.llm.replay import FIXTURES
 
 
@@ -74,7 +76,17 @@ def compatible_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
 
     (The root conftest puts structlog's defaults back after each test.)
     """
-    for name in ("DATABASE_URL", "REDIS_URL", "POSTGRES_HOST", "LLM_SCRIPT", "MAX_STEPS", "OPENAI_BASE_URL"):
+    for name in (
+        "DATABASE_URL",
+        "REDIS_URL",
+        "POSTGRES_HOST",
+        "LLM_SCRIPT",
+        "MAX_STEPS",
+        "OPENAI_BASE_URL",
+        "LLM_TOOL_CALL_CONTENT",
+        "LLM_TEXT_TOOL_CALLS",
+        "SEARCH_API_KEY",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AGENTKIT_TOOL_MODULES", "tests.sample_tools")
     monkeypatch.setenv("STATE_BACKEND", "memory")
@@ -108,8 +120,10 @@ def test_agentkit_run_against_a_compatible_server(
     assert headers["authorization"] == "Bearer test"
     assert first["model"] == "test-model"
     assert "add" in {tool["function"]["name"] for tool in first["tools"]}
+    assert first["tool_choice"] == "auto"
     _, _, second = server.received[2]
     assistant, result = second["messages"][-2:]
+    assert assistant["content"] == ""
     assert assistant["tool_calls"] == [ADD_CALL | {"function": {"name": "add", "arguments": '{"a": 2, "b": 3}'}}]
     assert (result["role"], result["tool_call_id"], result["content"]) == ("tool", "call_e2e_1", "5.0")
 
@@ -127,3 +141,32 @@ def test_agentkit_run_says_why_when_the_server_rejects_the_key(
     assert "status: failed" in out
     assert "rejected the API key (HTTP 401); check OPENAI_API_KEY" in out
     assert len(server.received) == 1  # never retried
+
+
+def test_agentkit_run_against_recorded_llama_cpp_python_answers(
+    compatible_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # llama-cpp-python 0.3.36's answers to a calculator goal: five tool calls, then the 2,048-token
+    # context is full (HTTP 400). Served on 127.0.0.1 as the real server answered them.
+    exchanges = recorded("calculator_until_context_overflow")
+    compatible_env.setenv("FILE_TOOL_BASE_DIR", str(tmp_path / "missing"))
+    with CompatibleServer([(exchange.status, exchange.response) for exchange in exchanges]) as server:
+        compatible_env.setenv("LLM_BASE_URL", server.url)
+        code = main(["run", "What is 17*23? Use the calculator."])
+
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "status: failed" in out
+    assert "rejected the request (HTTP 400): This model's maximum context length is 2048 tokens" in out
+    assert len(server.received) == len(exchanges)
+    for _, _, body in server.received:
+        assert body["tool_choice"] == "auto"  # without it, llama-cpp-python leaves the tools out
+        for message in body["messages"]:
+            if message.get("tool_calls"):
+                assert message["content"] == ""  # without it, its template answers HTTP 500
+    _, _, second = server.received[1]
+    assert second["messages"][-1] == {
+        "role": "tool",
+        "tool_call_id": exchanges[0].answer["tool_calls"][0]["id"],
+        "content": "391",
+    }

@@ -7,7 +7,8 @@ import pytest
 
 from agentkit.adapters.llm.openai_client import OpenAILLMClient
 from agentkit.adapters.llm.retry import RetryingLLMClient, RetryPolicy
-from agentkit.application.errors import LLMRequestError, LLMUnavailable
+from agentkit.application.errors import ConfigurationError, LLMRequestError, LLMUnavailable
+from agentkit.application.settings import load_settings
 from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import FinishReason, LLMResponse, Message, ToolCall, Usage
 from tests.fixtures.llm.conversation import CONVERSATION, WEATHER, Sleeps
@@ -60,15 +61,17 @@ async def test_plain_text_and_the_request_the_sdk_sent() -> None:
                 },
             }
         ],
+        "tool_choice": "auto",
     }
 
 
-async def test_no_tools_means_no_tools_field() -> None:
+async def test_no_tools_means_no_tools_field_and_no_tool_choice() -> None:
     transport = ReplayTransport([reply("openai", "text")])
     client = openai_client(transport)
     await client.chat(CONVERSATION, [])
     await client.aclose()
     assert "tools" not in transport.bodies()[0]
+    assert "tool_choice" not in transport.bodies()[0]
     assert "temperature" not in transport.bodies()[0]
 
 
@@ -108,6 +111,7 @@ async def test_tool_calls_and_results_go_back_by_call_id_in_order() -> None:
     assert transport.bodies()[1]["messages"][2:] == [
         {
             "role": "assistant",
+            "content": "",
             "tool_calls": [
                 {"id": "call_A1b2C3d4E5f", "type": "function", "function": paris},
                 {"id": "call_F6g7H8i9J0k", "type": "function", "function": tokyo},
@@ -243,3 +247,122 @@ async def test_a_compatible_server_that_says_stop_while_calling_tools_still_call
     response, _ = await chat_once(httpx.Response(200, json=body))
     assert response.finish_reason is FinishReason.TOOL_CALLS
     assert len(response.tool_calls) == 1
+
+
+def _turn_with_a_call() -> list[Message]:
+    call = ToolCall(id=ToolCallId("call_1"), name="get_weather", arguments={"city": "Paris"})
+    return [
+        *CONVERSATION,
+        Message(role="assistant", tool_calls=(call,)),
+        Message(role="tool", content="18 °C", tool_call_id=call.id, name=call.name),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("setting", "content"),
+    [(None, {"content": ""}), ("empty", {"content": ""}), ("null", {"content": None}), ("omit", {})],
+)
+async def test_a_tool_calling_message_without_text_carries_the_configured_content(
+    setting: str | None, content: dict[str, Any]
+) -> None:
+    _, transport = await chat_once(
+        reply("openai", "after_tool"), messages=_turn_with_a_call(), llm_tool_call_content=setting
+    )
+    assistant = transport.bodies()[0]["messages"][2]
+    assert assistant == {
+        "role": "assistant",
+        **content,
+        "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+        ],
+    }
+
+
+async def test_text_beside_tool_calls_is_sent_whatever_the_setting() -> None:
+    call = ToolCall(id=ToolCallId("call_1"), name="get_weather", arguments={"city": "Paris"})
+    history = [*CONVERSATION, Message(role="assistant", content="Let me look.", tool_calls=(call,))]
+    _, transport = await chat_once(reply("openai", "after_tool"), messages=history, llm_tool_call_content="omit")
+    assert transport.bodies()[0]["messages"][2]["content"] == "Let me look."
+
+
+def test_an_unknown_tool_call_content_setting_stops_start_up_naming_the_variable() -> None:
+    with pytest.raises(ConfigurationError, match="LLM_TOOL_CALL_CONTENT"):
+        load_settings({"LLM_TOOL_CALL_CONTENT": "blank"})
+    assert load_settings({"LLM_TOOL_CALL_CONTENT": "null"}).llm_tool_call_content == "null"
+    assert load_settings({"LLM_TEXT_TOOL_CALLS": "true"}).llm_text_tool_calls is True
+    with pytest.raises(ConfigurationError, match="LLM_TEXT_TOOL_CALLS"):
+        load_settings({"LLM_TEXT_TOOL_CALLS": "sometimes"})
+
+
+async def test_a_legacy_function_call_is_a_tool_call_and_goes_back_as_one() -> None:
+    body = reply("openai", "text").json()
+    body["choices"][0]["message"] = {
+        "role": "assistant",
+        "content": None,
+        "function_call": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+    }
+    body["choices"][0]["finish_reason"] = "function_call"
+    transport = ReplayTransport([httpx.Response(200, json=body), reply("openai", "after_tool")])
+    client = openai_client(transport)
+    first = await client.chat(CONVERSATION, [WEATHER])
+    result = Message(role="tool", content="18 °C", tool_call_id=first.tool_calls[0].id, name="get_weather")
+    await client.chat([*CONVERSATION, first.to_message(), result], [WEATHER])
+    await client.aclose()
+
+    call_id = f"call_{body['id']}_0"
+    assert first.tool_calls == (ToolCall(id=ToolCallId(call_id), name="get_weather", arguments={"city": "Paris"}),)
+    assert first.finish_reason is FinishReason.TOOL_CALLS
+    assert transport.bodies()[1]["messages"][2]["tool_calls"][0]["id"] == call_id
+
+
+async def test_structured_tool_calls_win_over_the_legacy_field_beside_them() -> None:
+    # llama-cpp-python sends both, the legacy name with a stray colon ("read_file:"), recorded
+    body = reply("openai", "tool_call").json()
+    body["choices"][0]["message"]["function_call"] = {"name": "get_weather:", "arguments": "{}"}
+    response, _ = await chat_once(httpx.Response(200, json=body))
+    assert [call.name for call in response.tool_calls] == ["get_weather"]
+
+
+async def test_json_text_is_an_answer_unless_text_tool_calls_are_on() -> None:
+    body = reply("openai", "text").json()
+    body["choices"][0]["message"]["content"] = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+    off, _ = await chat_once(httpx.Response(200, json=body))
+    assert (off.text, off.tool_calls, off.finish_reason) == (
+        body["choices"][0]["message"]["content"],
+        (),
+        FinishReason.STOP,
+    )
+
+    on, _ = await chat_once(httpx.Response(200, json=body), llm_text_tool_calls=True)
+    assert on.text == ""
+    assert on.finish_reason is FinishReason.TOOL_CALLS
+    (call,) = on.tool_calls
+    assert (call.id, call.name, call.arguments) == (f"call_{body['id']}_0", "get_weather", {"city": "Paris"})
+    assert call.provider_data == {"openai_text_tool_call": True}
+
+
+async def test_text_tool_calls_only_name_the_tools_of_this_request() -> None:
+    body = reply("openai", "text").json()
+    body["choices"][0]["message"]["content"] = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+    transport = ReplayTransport([httpx.Response(200, json=body)])
+    client = openai_client(transport, llm_text_tool_calls=True)
+    response = await client.chat(CONVERSATION, [])  # no tools offered: it is an answer
+    await client.aclose()
+    assert response.tool_calls == ()
+    assert response.text.startswith('{"name"')
+
+
+async def test_arguments_with_raw_newlines_are_parsed_and_go_back_escaped() -> None:
+    body = reply("openai", "tool_call").json()
+    body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = '{"city": "Paris\n(France)"}'
+    transport = ReplayTransport([httpx.Response(200, json=body), reply("openai", "after_tool")])
+    client = openai_client(transport)
+    first = await client.chat(CONVERSATION, [WEATHER])
+    (call,) = first.tool_calls
+    result = Message(role="tool", content="18 °C", tool_call_id=call.id, name=call.name)
+    await client.chat([*CONVERSATION, first.to_message(), result], [WEATHER])
+    await client.aclose()
+
+    assert (call.arguments, call.arguments_error) == ({"city": "Paris\n(France)"}, None)
+    echoed = transport.bodies()[1]["messages"][2]["tool_calls"][0]["function"]["arguments"]
+    assert echoed == '{"city": "Paris\\n(France)"}'
