@@ -76,6 +76,7 @@ def create_app(container: AsyncContainer, settings: Settings) -> Litestar:
             ),
         ),
         middleware=[request_context],
+        logging_config=None,  # Litestar's default replaces the root handler: configure_logging owns it
         debug=False,
     )
     app.state.api_keys = ApiKeys(settings.api_keys)
