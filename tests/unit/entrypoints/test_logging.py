@@ -53,9 +53,10 @@ def test_uvicorns_start_up_lines_show_at_log_level_while_other_libraries_stay_at
 def test_a_stdlib_record_carries_the_bound_context_and_its_traceback() -> None:
     stream = configured("json")
     structlog.contextvars.bind_contextvars(request_id="req-1")
+    empty: dict[str, int] = {}
     try:
         try:
-            {}["missing"]
+            empty["missing"]
         except KeyError:
             logging.getLogger("some.library").exception("lookup failed")
     finally:
