@@ -34,11 +34,13 @@ demo: $(STAMP) ## a scripted agent run in the terminal, no server needed
 test: $(STAMP) ## run the whole test suite with coverage
 	$(VENV)/bin/pytest --cov --cov-report=term-missing:skip-covered
 
-check: $(STAMP) ## lint, format check, mypy --strict, import-linter
+check: $(STAMP) ## lint, format check, mypy --strict, import-linter, hadolint, actionlint
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/hadolint docker/Dockerfile
+	$(VENV)/bin/actionlint .github/workflows/*.yml
 
 fmt: $(STAMP) ## fix lint findings that can be fixed and format the code
 	$(VENV)/bin/ruff check --fix .

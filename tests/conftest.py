@@ -3,7 +3,8 @@
 from collections.abc import Iterator
 
 import pytest
-import structlog
+
+from agentkit.entrypoints.logging import reset_logging
 
 pytest_plugins = ["tests.state_fixtures", "tests.demo_fixtures"]
 
@@ -12,4 +13,4 @@ pytest_plugins = ["tests.state_fixtures", "tests.demo_fixtures"]
 def fresh_logging() -> Iterator[None]:
     """Undo what a test's `configure_logging` did, so no later test logs to a closed capture stream."""
     yield
-    structlog.reset_defaults()
+    reset_logging()

@@ -11,7 +11,6 @@ from dishka.integrations.litestar import setup_dishka
 from litestar import Litestar, Router
 from litestar.di import Provide
 from litestar.openapi.config import OpenAPIConfig
-from litestar.openapi.plugins import ScalarRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
 
 from agentkit import __version__
@@ -19,6 +18,7 @@ from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.application.runs.expire_runs import ExpireLapsedRuns
 from agentkit.application.settings import Settings
 from agentkit.entrypoints.http.auth import API_KEY_HEADER, ApiKeys, authenticate, require_api_key
+from agentkit.entrypoints.http.docs import docs_assets, docs_ui
 from agentkit.entrypoints.http.meta import health, list_tools
 from agentkit.entrypoints.http.middleware import request_context
 from agentkit.entrypoints.http.problems import EXCEPTION_HANDLERS
@@ -59,7 +59,7 @@ def create_app(container: AsyncContainer, settings: Settings) -> Litestar:
         security=[{"ApiKey": []}],
     )
     app = Litestar(
-        route_handlers=[v1, health],
+        route_handlers=[v1, health, docs_assets()],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
         request_max_body_size=settings.max_body_bytes,
@@ -68,7 +68,7 @@ def create_app(container: AsyncContainer, settings: Settings) -> Litestar:
             version=__version__,
             description="Run agents on typed tools; every step traced.",
             path="/docs",
-            render_plugins=[ScalarRenderPlugin()],
+            render_plugins=[docs_ui()],
             components=Components(
                 security_schemes={
                     "ApiKey": SecurityScheme(type="apiKey", name=API_KEY_HEADER, security_scheme_in="header")
@@ -76,6 +76,7 @@ def create_app(container: AsyncContainer, settings: Settings) -> Litestar:
             ),
         ),
         middleware=[request_context],
+        logging_config=None,  # Litestar's default replaces the root handler: configure_logging owns it
         debug=False,
     )
     app.state.api_keys = ApiKeys(settings.api_keys)
