@@ -30,6 +30,7 @@ def server_env(
         "REDIS_URL": state_servers.redis_url,
         "REDIS_KEY_PREFIX": redis_prefix,
         "STATE_BACKEND": "external",
+        "LLM_PROVIDER": "scripted",
         "LLM_SCRIPT": str(script),
         "LOG_LEVEL": "WARNING",
     }

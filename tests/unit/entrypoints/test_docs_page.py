@@ -11,7 +11,6 @@ from litestar.testing import AsyncTestClient
 
 from agentkit.application.settings import load_settings
 from agentkit.container import make_container
-from agentkit.entrypoints.cli.agent import DEMO_SCRIPT
 from agentkit.entrypoints.http import create_app
 
 CONTENT_TYPES = {".js": "text/javascript", ".css": "text/css", ".png": "image/png"}
@@ -38,7 +37,7 @@ def resources(html: str) -> list[str]:
 @pytest.fixture
 async def api() -> AsyncIterator[AsyncTestClient[Any]]:
     """The app on in-memory state: no PostgreSQL, no Redis."""
-    env = {"STATE_BACKEND": "memory", "LLM_SCRIPT": str(DEMO_SCRIPT), "API_KEYS": "k" * 24, "LOG_LEVEL": "WARNING"}
+    env = {"STATE_BACKEND": "memory", "API_KEYS": "k" * 24, "LOG_LEVEL": "WARNING"}
     settings = load_settings(env)
     async with AsyncTestClient(create_app(make_container(settings, LitestarProvider()), settings)) as client:
         yield client
