@@ -147,6 +147,16 @@ class GateLLM(LLMClient):
         self._waiting = waiting
         self._call = LLMResponse(tool_calls=(ToolCall(id=ToolCallId("c1"), name="noop", arguments={"i": 1}),))
 
+    @property
+    def provider(self) -> str:
+        """The bench's own."""
+        return "bench"
+
+    @property
+    def model(self) -> str:
+        """The bench's own."""
+        return "gate"
+
     async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
         if len(messages) == 2:
             return self._call

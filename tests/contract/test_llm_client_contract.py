@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from agentkit.adapters.llm.retry import close_llm_client
 from agentkit.adapters.llm.scripted import ScriptedLLMClient
 from agentkit.application.errors import LLMRequestError, LLMUnavailable
 from agentkit.application.ports.llm_client import LLMClient
@@ -111,7 +110,7 @@ async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
         made = Harness(name, _replaying("openai" if name == "openai" else "gemini"))
     yield made
     for client in made.made:
-        await close_llm_client(client)
+        await client.aclose()
 
 
 async def test_a_plain_answer(harness: Harness) -> None:
@@ -171,7 +170,7 @@ async def test_transient_trouble_raises_llm_unavailable_for_the_retry_policy(pro
     client = _replaying(provider)("unavailable")
     with pytest.raises(LLMUnavailable):
         await client.chat(CONVERSATION, [WEATHER])
-    await close_llm_client(client)
+    await client.aclose()
 
 
 # --- The port's promises for what a real OpenAI-compatible server answered (llama-cpp-python 0.3.36) ---

@@ -5,7 +5,7 @@ from typing import Any, NewType
 
 from dishka import AsyncContainer, Provider, Scope, from_context, make_async_container, provide
 
-from agentkit.adapters.llm.factory import build_llm_client, close_llm_client
+from agentkit.adapters.llm.factory import build_llm_client
 from agentkit.adapters.scheduling import InlineRunScheduler
 from agentkit.adapters.system import SystemClock, UuidIdGenerator
 from agentkit.application.agent import AgentConfig, AgentLoop
@@ -60,7 +60,7 @@ class CoreProvider(Provider):
         try:
             yield client
         finally:
-            await close_llm_client(client)
+            await client.aclose()
 
     @provide(scope=Scope.APP)
     def agent_config(self, settings: Settings) -> AgentConfig:

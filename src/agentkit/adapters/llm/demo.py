@@ -55,6 +55,11 @@ class DemoLLMClient(LLMClient):
     """Plays a model's turns for AgentKit's demo questions with the built-in tools (see the module docstring)."""
 
     @property
+    def provider(self) -> str:
+        """Always `demo`."""
+        return "demo"
+
+    @property
     def model(self) -> str:
         """The name it reports."""
         return "agentkit-demo"

@@ -1,12 +1,12 @@
 """Build the configured LLM client: the provider named by LLM_PROVIDER, under the one retry policy."""
 
 from agentkit.adapters.llm.registry import ProviderRegistry
-from agentkit.adapters.llm.retry import RandomSource, RetryingLLMClient, RetryPolicy, Sleeper, close_llm_client
+from agentkit.adapters.llm.retry import RandomSource, RetryingLLMClient, RetryPolicy, Sleeper
 from agentkit.application.errors import ConfigurationError
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.settings import Settings
 
-__all__ = ["build_llm_client", "close_llm_client"]
+__all__ = ["build_llm_client"]
 
 
 def build_llm_client(
@@ -18,7 +18,7 @@ def build_llm_client(
 ) -> LLMClient:
     """The LLM client for these settings, wrapped in `RetryingLLMClient`.
 
-    Call it once at start-up; close the client with `close_llm_client` at shutdown.
+    Call it once at start-up; close the client with `aclose()` at shutdown.
 
     Args:
         settings: LLM_PROVIDER picks the provider; the provider reads the rest of LLM_*.
@@ -41,13 +41,8 @@ def build_llm_client(
         raise ConfigurationError(
             f"LLM_PROVIDER: provider {provider!r} failed to build its client: {type(exc).__name__}: {exc}"
         ) from exc
-    if not callable(getattr(client, "chat", None)):  # a plug-in's factory returned something else
-        raise ConfigurationError(f"LLM_PROVIDER: provider {provider!r} did not build an LLMClient")
-    return RetryingLLMClient(
-        client,
-        RetryPolicy.from_settings(settings),
-        provider=provider,
-        model=str(getattr(client, "model", settings.llm_model)),
-        sleep=sleep,
-        rand=rand,
-    )
+    if not isinstance(client, LLMClient):  # a plug-in's factory returned something else
+        raise ConfigurationError(
+            f"LLM_PROVIDER: provider {provider!r} did not build an LLMClient (provider, model and chat)"
+        )
+    return RetryingLLMClient(client, RetryPolicy.from_settings(settings), sleep=sleep, rand=rand)

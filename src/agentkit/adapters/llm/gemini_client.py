@@ -87,6 +87,11 @@ class GeminiLLMClient(LLMClient):
         )
 
     @property
+    def provider(self) -> str:
+        """Always `gemini`."""
+        return "gemini"
+
+    @property
     def model(self) -> str:
         """The model every request names."""
         return self._model

@@ -109,6 +109,11 @@ class OpenAILLMClient(LLMClient):
         )
 
     @property
+    def provider(self) -> str:
+        """Always `openai`."""
+        return "openai"
+
+    @property
     def model(self) -> str:
         """The model every request names."""
         return self._model

@@ -99,19 +99,27 @@ class RetryingLLMClient(LLMClient):
         inner: LLMClient,
         policy: RetryPolicy,
         *,
-        provider: str,
-        model: str = "",
         sleep: Sleeper | None = None,
         rand: RandomSource | None = None,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.inner = inner
         self.policy = policy
-        self._provider = provider
-        self._model = model
+        self._provider = inner.provider
+        self._model = inner.model
         self._sleep = sleep or asyncio.sleep
         self._rand = rand or random.random
         self._monotonic = monotonic
+
+    @property
+    def provider(self) -> str:
+        """The wrapped client's provider."""
+        return self._provider
+
+    @property
+    def model(self) -> str:
+        """The wrapped client's model."""
+        return self._model
 
     async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
         """Call the wrapped client, retrying transient failures; see the class rules."""
@@ -184,12 +192,5 @@ class RetryingLLMClient(LLMClient):
         )
 
     async def aclose(self) -> None:
-        """Close the wrapped client, if it holds anything to close."""
-        await close_llm_client(self.inner)
-
-
-async def close_llm_client(client: LLMClient) -> None:
-    """Release a client's connections when it has an `aclose()`; the port itself has none."""
-    aclose = getattr(client, "aclose", None)
-    if aclose is not None:
-        await aclose()
+        """Close the wrapped client."""
+        await self.inner.aclose()

@@ -85,6 +85,16 @@ class ScriptedLLMClient(LLMClient):
         self.requests: list[tuple[list[Message], list[ToolSchema]]] = []
         self.record_requests = True
 
+    @property
+    def provider(self) -> str:
+        """Always `scripted`."""
+        return "scripted"
+
+    @property
+    def model(self) -> str:
+        """Scripts have no model; the name says what answers."""
+        return "script"
+
     @classmethod
     def from_file(cls, path: str | Path, *, per_conversation: bool = False) -> "ScriptedLLMClient":
         """A client replaying the script in `path`."""

@@ -2,12 +2,13 @@
 
 from abc import abstractmethod
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from agentkit.domain.messages import LLMResponse, Message
 from agentkit.domain.tools import ToolSchema
 
 
+@runtime_checkable
 class LLMClient(Protocol):
     """A chat model that may answer or call tools.
 
@@ -16,6 +17,23 @@ class LLMClient(Protocol):
     `LLMUnavailable` when transient trouble outlives the retries; nothing else escapes.
     """
 
+    @property
+    @abstractmethod
+    def provider(self) -> str:
+        """The provider's name, as LLM_PROVIDER spells it (logs, traces and metrics name it)."""
+
+    @property
+    @abstractmethod
+    def model(self) -> str:
+        """The model every request names."""
+
     @abstractmethod
     async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
         """Send the conversation and the available tools; return the model's response."""
+
+    async def aclose(self) -> None:
+        """Release what the client holds (connections); called once, when the process stops.
+
+        A default, not abstract: most test and demo clients hold nothing to release.
+        """
+        return None

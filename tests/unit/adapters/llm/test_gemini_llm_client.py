@@ -20,7 +20,7 @@ SIGNATURE = "CiQB0e2Kb3Y8hX4o9m1nq6n8GkY2cI0l4a5pQv2vYt9Wn1s3cYgSKwHR7YpJ8mR3xqZ
 
 def with_retries(client: GeminiLLMClient, sleeps: Sleeps, max_retries: int = 3) -> RetryingLLMClient:
     policy = RetryPolicy(max_retries=max_retries, base_s=1.0, cap_s=20.0, attempt_timeout_s=5.0)
-    return RetryingLLMClient(client, policy, provider="gemini", sleep=sleeps, rand=lambda: 0.5)
+    return RetryingLLMClient(client, policy, sleep=sleeps, rand=lambda: 0.5)
 
 
 async def chat_once(

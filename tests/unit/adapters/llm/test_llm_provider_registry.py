@@ -17,7 +17,7 @@ from agentkit.adapters.llm.factory import build_llm_client
 from agentkit.adapters.llm.gemini_client import GeminiLLMClient
 from agentkit.adapters.llm.openai_client import OpenAILLMClient
 from agentkit.adapters.llm.registry import BUILTIN_PROVIDERS, ENTRY_POINT_GROUP, ProviderRegistry
-from agentkit.adapters.llm.retry import RetryingLLMClient, close_llm_client
+from agentkit.adapters.llm.retry import RetryingLLMClient
 from agentkit.adapters.llm.scripted import ScriptedLLMClient
 from agentkit.application.errors import ConfigurationError
 from agentkit.application.settings import Settings, load_settings
@@ -27,14 +27,23 @@ PLUGIN_MODULE = '''
 """A provider from another package: AgentKit knows nothing about it."""
 
 from agentkit.adapters.llm.errors import ProviderUnavailable
+from agentkit.application.ports.llm_client import LLMClient
 from agentkit.domain.messages import LLMResponse
 
 
-class EchoLLMClient:
+class EchoLLMClient(LLMClient):
     def __init__(self, settings):
-        self.model = settings.llm_model or "echo-1"
+        self._model = settings.llm_model or "echo-1"
         self.fail_first = int(settings.llm_base_url or 0)
         self.calls = 0
+
+    @property
+    def provider(self):
+        return "echo"
+
+    @property
+    def model(self):
+        return self._model
 
     async def chat(self, messages, tools):
         self.calls += 1
@@ -149,8 +158,8 @@ async def test_switching_llm_provider_switches_the_adapter_with_no_code_change()
     assert isinstance(openai.inner, OpenAILLMClient)
     assert isinstance(gemini.inner, GeminiLLMClient)
     assert (openai.inner.model, gemini.inner.model) == ("gpt-4.1", "gemini-2.5-flash")
-    await close_llm_client(openai)
-    await close_llm_client(gemini)
+    await openai.aclose()
+    await gemini.aclose()
 
 
 async def test_the_scripted_provider_replays_the_file_in_llm_script(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ import pytest
 from structlog.testing import capture_logs
 
 from agentkit.adapters.llm.errors import ProviderUnavailable, retry_after_s
-from agentkit.adapters.llm.retry import RetryingLLMClient, RetryPolicy, close_llm_client
+from agentkit.adapters.llm.retry import RetryingLLMClient, RetryPolicy
 from agentkit.application.errors import LLMError, LLMRequestError, LLMUnavailable
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.settings import load_settings
@@ -19,7 +19,19 @@ from tests.fixtures.llm.conversation import Sleeps
 HELLO = [Message(role="user", content="the secret plan")]
 
 
-class FlakyLLMClient(LLMClient):
+class FakeProvider(LLMClient):
+    """Names itself as the provider "flaky" with model "m1"."""
+
+    @property
+    def provider(self) -> str:
+        return "flaky"
+
+    @property
+    def model(self) -> str:
+        return "m1"
+
+
+class FlakyLLMClient(FakeProvider):
     """Fails with the given errors, in order, then answers; counts its calls."""
 
     def __init__(self, *failures: Exception) -> None:
@@ -37,7 +49,7 @@ class FlakyLLMClient(LLMClient):
         self.closed = True
 
 
-class HangingLLMClient(LLMClient):
+class HangingLLMClient(FakeProvider):
     """Never answers."""
 
     async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
@@ -51,8 +63,6 @@ def retrying(
     return RetryingLLMClient(
         inner,
         RetryPolicy(max_retries=max_retries, base_s=1.0, cap_s=8.0, attempt_timeout_s=attempt_timeout_s),
-        provider="flaky",
-        model="m1",
         sleep=sleeps,
         rand=lambda: rand,
     )
@@ -172,9 +182,9 @@ async def test_giving_up_is_logged_too() -> None:
 
 async def test_closing_the_wrapper_closes_the_wrapped_client() -> None:
     inner = FlakyLLMClient()
-    await close_llm_client(retrying(inner, Sleeps()))
+    await retrying(inner, Sleeps()).aclose()
     assert inner.closed
-    await close_llm_client(HangingLLMClient())  # nothing to close: no error
+    await HangingLLMClient().aclose()  # the port's default: nothing to close, no error
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from tests.fixtures.llm.replay import ReplayTransport, Reply, openai_client, rep
 
 def with_retries(client: OpenAILLMClient, sleeps: Sleeps, max_retries: int = 3) -> RetryingLLMClient:
     policy = RetryPolicy(max_retries=max_retries, base_s=1.0, cap_s=20.0, attempt_timeout_s=5.0)
-    return RetryingLLMClient(client, policy, provider="openai", sleep=sleeps, rand=lambda: 0.5)
+    return RetryingLLMClient(client, policy, sleep=sleeps, rand=lambda: 0.5)
 
 
 async def chat_once(
