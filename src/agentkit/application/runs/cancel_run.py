@@ -1,9 +1,10 @@
 """CancelRun: stop a pending or running run."""
 
-from agentkit.application.errors import RunConflict, RunNotFound, StaleAttempt
+from agentkit.application.errors import RunConflict, StaleAttempt
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.run_scheduler import RunScheduler
+from agentkit.application.runs.access import load_owned
 from agentkit.domain import run as runs
 from agentkit.domain.errors import IllegalTransition
 from agentkit.domain.ids import OwnerId, RunId
@@ -29,9 +30,7 @@ class CancelRun:
     async def execute(self, run_id: RunId, owner: OwnerId | None) -> Run:
         """Cancel, or ask the run to cancel; return the run as it now stands."""
         for _ in range(2):
-            run = await self._runs.get(run_id)
-            if run is None or (owner is not None and run.owner != owner):
-                raise RunNotFound(f"no run with id {run_id!r}")
+            run = await load_owned(self._runs, run_id, owner)
             try:
                 cancelled = runs.request_cancel(run, now=self._clock.now())
             except IllegalTransition:

@@ -2,10 +2,10 @@
 
 import asyncio
 
-from agentkit.application.errors import RunNotFound
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.run_scheduler import RunScheduler
+from agentkit.application.runs.access import load_owned
 from agentkit.domain.ids import OwnerId, RunId
 from agentkit.domain.run import Run
 
@@ -45,7 +45,4 @@ class WaitForRun:
         return run
 
     async def _get(self, run_id: RunId, owner: OwnerId | None) -> Run:
-        run = await self._runs.get(run_id)
-        if run is None or (owner is not None and run.owner != owner):
-            raise RunNotFound(f"no run with id {run_id!r}")
-        return run
+        return await load_owned(self._runs, run_id, owner)
