@@ -56,12 +56,6 @@ class Usage(msgspec.Struct, frozen=True, kw_only=True):
         """Input and output tokens together."""
         return self.input_tokens + self.output_tokens
 
-    def __add__(self, other: "Usage") -> "Usage":
-        return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-        )
-
 
 class FinishReason(StrEnum):
     """Why the model stopped producing output, in provider-neutral terms."""

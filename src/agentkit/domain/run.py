@@ -114,11 +114,6 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         """Whether the run has ended for good."""
         return self.status.is_terminal
 
-    @property
-    def usage(self) -> Usage:
-        """Token totals as a Usage."""
-        return Usage(input_tokens=self.input_tokens, output_tokens=self.output_tokens)
-
 
 def validate_goal(goal: str, *, max_chars: int) -> str:
     """Return the goal stripped of surrounding space, or raise InvalidGoal."""
@@ -146,13 +141,6 @@ def start(run: Run, *, now: datetime, lease_until: datetime | None = None) -> Ru
         expires_at=lease_until,
         attempt=run.attempt + 1,
     )
-
-
-def heartbeat(run: Run, *, now: datetime, lease_until: datetime) -> Run:
-    """Renew the lease of a running run."""
-    if run.status is not RunStatus.RUNNING:
-        raise IllegalTransition(run.status.value, "heartbeat")
-    return msgspec.structs.replace(run, heartbeat_at=now, expires_at=lease_until)
 
 
 def add_usage(run: Run, usage: Usage) -> Run:

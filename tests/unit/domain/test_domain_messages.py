@@ -1,4 +1,4 @@
-"""Usage arithmetic, assistant messages from responses and the text a tool result shows the model."""
+"""Usage totals, assistant messages from responses and the text a tool result shows the model."""
 
 import pytest
 
@@ -7,14 +7,9 @@ from agentkit.domain.messages import FinishReason, LLMResponse, Message, ToolCal
 from agentkit.domain.tools import ToolResult
 
 
-def test_usage_adds_input_and_output_separately() -> None:
-    total = Usage(input_tokens=10, output_tokens=2) + Usage(input_tokens=5, output_tokens=7)
-    assert total == Usage(input_tokens=15, output_tokens=9)
-    assert total.total_tokens == 24
-
-
-def test_usage_starts_at_zero() -> None:
-    assert Usage() + Usage() == Usage(input_tokens=0, output_tokens=0)
+def test_usage_totals_input_and_output() -> None:
+    assert Usage(input_tokens=15, output_tokens=9).total_tokens == 24
+    assert Usage().total_tokens == 0
 
 
 def test_response_becomes_an_assistant_message_with_its_calls_and_provider_data() -> None:

@@ -15,7 +15,6 @@ from agentkit.domain.run import (
     add_usage,
     end,
     expire,
-    heartbeat,
     request_cancel,
     start,
     succeed,
@@ -92,8 +91,6 @@ def test_terminal_run_never_changes(status: RunStatus) -> None:
     for target in RunStatus:
         with pytest.raises(IllegalTransition):
             move(run, target)
-    with pytest.raises(IllegalTransition):
-        heartbeat(run, now=LATER, lease_until=LEASE)
 
 
 def test_start_takes_the_lease_and_counts_the_attempt() -> None:
@@ -187,24 +184,10 @@ def test_cancelled_never_flips_back() -> None:
         succeed(cancelled, now=LATER, answer="late answer")
 
 
-def test_heartbeat_renews_the_lease_of_a_running_run() -> None:
-    running = start(make_run(), now=T0, lease_until=LEASE)
-    renewed = heartbeat(running, now=LATER, lease_until=LEASE + timedelta(seconds=30))
-    assert renewed.heartbeat_at == LATER
-    assert renewed.expires_at == LEASE + timedelta(seconds=30)
-    assert renewed.status is RunStatus.RUNNING
-
-
-def test_heartbeat_on_a_pending_run_raises() -> None:
-    with pytest.raises(IllegalTransition):
-        heartbeat(make_run(), now=LATER, lease_until=LEASE)
-
-
 def test_add_usage_accumulates_tokens() -> None:
     run = add_usage(make_run(), Usage(input_tokens=10, output_tokens=3))
     run = add_usage(run, Usage(input_tokens=5, output_tokens=2))
     assert (run.input_tokens, run.output_tokens) == (15, 5)
-    assert run.usage == Usage(input_tokens=15, output_tokens=5)
 
 
 @pytest.mark.parametrize("goal", ["", "   ", "\n\t "], ids=["empty", "spaces", "whitespace"])

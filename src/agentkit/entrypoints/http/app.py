@@ -69,11 +69,7 @@ def create_app(container: AsyncContainer, settings: Settings) -> Litestar:
             description="Run agents on typed tools; every step traced.",
             path="/docs",
             render_plugins=[docs_ui()],
-            components=Components(
-                security_schemes={
-                    "ApiKey": SecurityScheme(type="apiKey", name=API_KEY_HEADER, security_scheme_in="header")
-                }
-            ),
+            components=Components(security_schemes={"ApiKey": API_KEY_SCHEME}),
         ),
         middleware=[request_context],
         logging_config=None,  # Litestar's default replaces the root handler: configure_logging owns it
