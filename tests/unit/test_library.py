@@ -7,6 +7,7 @@ from agentkit.adapters.llm.scripted import ScriptedLLMClient
 from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import LLMResponse, ToolCall, Usage
 from agentkit.domain.steps import LLMStep, ToolStep
+from tests.context_tools import action_context, save_paper
 from tests.sample_tools import add
 
 
@@ -77,3 +78,15 @@ async def test_typed_output_fields_the_model_leaves_out_take_the_structs_default
     result = await agent.run("file a ticket", output=Ticket)
 
     assert result.output == Ticket(title="Printer on fire", priority=3, labels=["triage"])
+
+
+async def test_an_agent_serves_a_tool_with_a_typed_hidden_context() -> None:
+    turns = [call("save_paper", title="On Loops", content="abc"), LLMResponse(text="Saved.")]
+    agent = Agent(llm=ScriptedLLMClient(turns), tools=[save_paper], context_providers=[action_context])
+
+    result = await agent.run("save my paper")
+
+    assert result.ok
+    tool_step = result.steps[1]
+    assert isinstance(tool_step, ToolStep)
+    assert tool_step.result.output.endswith(f"for run {result.run.id} with key #6907c4e8")

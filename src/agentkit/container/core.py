@@ -28,7 +28,12 @@ from agentkit.application.runs.run_agent import RunAgent
 from agentkit.application.runs.submit_run import SubmitRun
 from agentkit.application.runs.wait_for_run import WaitForRun
 from agentkit.application.settings import Settings
-from agentkit.application.tools.discovery import load_entry_point_tools, load_tool_modules
+from agentkit.application.tools.discovery import (
+    context_providers_in,
+    import_tool_modules,
+    load_entry_points,
+    tools_in,
+)
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.application.tools.tool import Tool
 from agentkit.container.health import HealthProbes, HealthProvider
@@ -74,16 +79,18 @@ class CoreProvider(Provider):
 
     @provide(scope=Scope.APP)
     def registry(self, settings: Settings, builtin: BuiltinTools) -> ToolRegistry:
-        """Built-in tools, then AGENTKIT_TOOL_MODULES, then the `agentkit.tools` entry points."""
-        tools: list[Tool[..., Any]] = [
-            *builtin,
-            *load_tool_modules(settings.agentkit_tool_modules),
-            *load_entry_point_tools(),
-        ]
+        """Built-in tools, then AGENTKIT_TOOL_MODULES, then the `agentkit.tools` entry points.
+
+        Their context providers come along, so a tool asking for a ToolContext subclass is served
+        (and one whose context nobody supplies is refused here, at start-up).
+        """
+        offered = [*import_tool_modules(settings.agentkit_tool_modules), *load_entry_points()]
+        tools: list[Tool[..., Any]] = [*builtin, *(item for obj in offered for item in tools_in(obj))]
         return ToolRegistry(
             tools,
             default_timeout_s=settings.tool_timeout_s,
             output_max_chars=settings.tool_output_max_chars,
+            context_providers=[provider for obj in offered for provider in context_providers_in(obj)],
         )
 
     @provide(scope=Scope.REQUEST)

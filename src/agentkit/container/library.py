@@ -17,6 +17,7 @@ from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.ports.trace_sink import TraceSink
 from agentkit.application.runs.create_run import CreateRun, CreateRunInput
 from agentkit.application.runs.run_agent import RunAgent
+from agentkit.application.tools.context import ContextProvider
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.application.tools.schema import inline_refs
 from agentkit.application.tools.tool import Tool
@@ -64,6 +65,8 @@ class Agent:
         tool_timeout_s: The limit for tools that set none.
         token_budget: Tokens a run may spend, if limited.
         observers: Trace sinks that see every step as it happens (a live printer, say).
+        context_providers: `@context_provider` functions supplying the ToolContext subclasses the
+            tools ask for.
     """
 
     def __init__(
@@ -77,11 +80,12 @@ class Agent:
         tool_timeout_s: float = 30.0,
         token_budget: int | None = None,
         observers: Sequence[TraceSink] = (),
+        context_providers: Iterable[ContextProvider[Any]] = (),
     ) -> None:
         clock = SystemClock()
         self._runs = InMemoryRunRepository()
         self._trace = InMemoryTraceSink()
-        self.registry = ToolRegistry(tools, default_timeout_s=tool_timeout_s)
+        self.registry = ToolRegistry(tools, default_timeout_s=tool_timeout_s, context_providers=context_providers)
         config = AgentConfig(system_prompt=system_prompt, max_steps=max_steps, run_timeout_s=run_timeout_s)
         loop = AgentLoop(
             llm=llm,

@@ -8,6 +8,7 @@ import pytest
 from agentkit.application.tools import Tool, tool
 from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import LLMResponse, ToolCall, Usage
+from tests.context_tools import PAPERS_DATABASE_URL
 from tests.integration.http.conftest import KEY_B, ApiClient, ApiFactory, Gate, headers, session_name
 from tests.sample_tools import add
 
@@ -246,3 +247,18 @@ async def test_a_terminal_status_is_recorded_when_the_server_stops_mid_run(api_f
     final = (await restarted.get(f"/v1/runs/{run['id']}", headers=headers())).json()
     assert final["status"] == "failed"
     assert final["failure_reason"] == "interrupted: the process running it stopped"
+
+
+async def test_a_tool_with_a_typed_hidden_context_runs_over_http(api_factory: ApiFactory) -> None:
+    script = [calls("save_paper", title="On Loops", content="abc"), answer("Saved.")]
+    api = await api_factory(script, tools=None, agentkit_tool_modules=("tests.context_tools",))
+
+    run = (await api.post("/v1/runs", json={"goal": "save my paper"}, headers=headers())).json()
+    trace = (await api.get(f"/v1/runs/{run['id']}/trace", headers=headers())).json()
+
+    assert run["status"] == "succeeded"
+    output = trace["steps"][1]["result"]["output"]
+    assert output == f"saved 'On Loops' (3 chars) to {PAPERS_DATABASE_URL} for run {run['id']} with key #6907c4e8"
+    tools = (await api.get("/v1/tools", headers=headers())).json()
+    saved = next(t for t in tools if t["name"] == "save_paper")
+    assert set(saved["parameters"]["properties"]) == {"title", "content"}  # the context is not shown

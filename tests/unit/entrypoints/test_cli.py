@@ -175,3 +175,21 @@ def test_an_output_schema_file_that_cannot_be_read_is_one_line_and_exit_2(
     assert code == 2
     assert err.startswith(f"agentkit: configuration error: --output-schema: cannot read {target}: ")
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_tool_with_a_typed_hidden_context_runs_from_the_command_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("AGENTKIT_TOOL_MODULES", "tests.sample_tools,tests.context_tools")
+    turns: list[dict[str, object]] = [
+        {"tool_calls": [{"name": "save_paper", "arguments": {"title": "On Loops", "content": "abc"}}]},
+        {"text": "Saved."},
+    ]
+
+    code = main(["run", "save my paper", "--json", "--script", script(tmp_path, turns)])
+
+    document = json.loads(capsys.readouterr().out)
+    assert code == 0
+    output = document["trace"][1]["result"]["output"]
+    assert output.startswith("saved 'On Loops' (3 chars) to postgresql://papers@127.0.0.1:5432/papers for run ")
+    assert output.endswith("with key #6907c4e8")

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 
 from agentkit.application.errors import ToolRegistrationError
-from agentkit.application.tools.context import ToolContext
+from agentkit.application.tools.context import ContextProvider, ToolContext
 from agentkit.application.tools.errors import ToolError
 from agentkit.application.tools.tool import Tool
 from agentkit.domain.messages import ToolCall
@@ -32,6 +32,7 @@ class ToolRegistry:
         output_max_chars: Longer output is truncated (TOOL_OUTPUT_MAX_CHARS).
         context_factories: How to build each ToolContext subclass from the base context; a tool
             asking for a context type that no factory supplies is refused at registration.
+        context_providers: `@context_provider` functions, each the factory of the type it supplies.
     """
 
     def __init__(
@@ -41,6 +42,7 @@ class ToolRegistry:
         default_timeout_s: float = 30.0,
         output_max_chars: int = 8000,
         context_factories: Mapping[type[ToolContext], ContextFactory] | None = None,
+        context_providers: Iterable[ContextProvider[Any]] = (),
     ) -> None:
         self._tools: dict[str, AnyTool] = {}
         self._schemas: tuple[ToolSchema, ...] = ()
@@ -48,6 +50,10 @@ class ToolRegistry:
         self._output_max_chars = output_max_chars
         self._factories: dict[type[ToolContext], ContextFactory] = {ToolContext: _same_context}
         self._factories.update(context_factories or {})
+        for provider in context_providers:
+            if provider.supplies in self._factories:
+                raise ToolRegistrationError(f"two context providers supply {provider.supplies.__name__}")
+            self._factories[provider.supplies] = provider
         for item in tools:
             self.register(item)
 
