@@ -49,6 +49,7 @@ async def submit(schema: dict[str, Any], arguments: dict[str, Any]) -> ToolResul
         (with_field({"type": {}}), "output_schema $.properties.x.type: must be a type name or a list of them"),
         (with_field({"type": [["string"]]}), "$.properties.x.type: must be a type name or a list of them"),
         (with_field({"type": 5}), "$.properties.x.type: must be a type name"),
+        (with_field({"type": None, "enum": ["a"]}), "$.properties.x.type: must be a type name"),
         (with_field({"type": ["null"]}), "$.properties.x: a type list must be one type and optionally 'null'"),
         (with_field({"type": ["string", "null", "null"]}), "$.properties.x: a type list must be one type"),
         (with_field({"type": ["date", "null"]}), "$.properties.x: unsupported type 'date'"),

@@ -116,10 +116,8 @@ def _check_node(node: Any, path: str) -> None:
         _check_node(node["items"], f"{path}.items")
 
 
-def _type_spec(kind: Any, path: str) -> tuple[str | None, bool]:
-    """The type name and whether null is allowed too; None when there is no `type`."""
-    if kind is None:
-        return None, False
+def _type_spec(kind: Any, path: str) -> tuple[str, bool]:
+    """The type name and whether null is allowed too."""
     if isinstance(kind, str):
         if kind not in TYPE_NAMES:
             raise ValueError(f"output_schema {path}: unsupported type {kind!r}")
@@ -164,7 +162,7 @@ class _Builder:
         return msgspec.defstruct(name, fields, kw_only=True, forbid_unknown_fields=True, rename=rename)
 
     def _type_of(self, schema: dict[str, Any], name: str, path: str) -> Any:
-        kind, nullable = _type_spec(schema.get("type"), path)
+        kind, nullable = _type_spec(schema["type"], path) if "type" in schema else (None, False)
         if "enum" in schema:
             result: Any = Literal[_enum_values(schema["enum"], path)]
         elif kind is None:
