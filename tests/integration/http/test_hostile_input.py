@@ -121,9 +121,8 @@ def integer_cases() -> Iterator[Case]:
             )
         for raw, got in (
             (b'"5"', "str"),
-            (b"5.0", "float"),
             (b"5.5", "float"),
-            (b"1e2", "float"),
+            (b"1.000001e2", "float"),
             (b"true", "bool"),
             (b"[5]", "array"),
             (b'{"n": 5}', "object"),

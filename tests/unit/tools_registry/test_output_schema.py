@@ -218,7 +218,7 @@ schema_like = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(json_values, schema_like, schema_like.map(lambda s: {**s, "type": "object"})))
 def test_any_json_value_becomes_a_tool_or_a_value_error(value: Any) -> None:
     try:

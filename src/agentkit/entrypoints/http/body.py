@@ -9,8 +9,10 @@ raw bytes instead, in this order:
    JSON without naming it; anything else is a 415. An empty body is a 400;
 2. the nesting depth: at most MAX_JSON_DEPTH levels (a 400), found by a scan that costs nothing for
    ordinary bodies and never recurses;
-3. `msgspec.json.decode(body, type=..., strict=True)`: malformed JSON is a 400, a body that does not
-   validate a 422 naming the field (`body.max_steps: Expected `int`, got `str``).
+3. `msgspec.json.decode`, then `msgspec.convert(..., strict=True)`: malformed JSON is a 400, a body
+   that does not validate a 422 naming the field (`body.max_steps: Expected `int | null`, got `str``).
+   Strict, but JSON's own number model holds: 5.0 is the integer 5 (as JSON Schema says), "5" is
+   not a number at all.
 
 The DTO also writes the request body's OpenAPI schema, with the output-schema language of
 `schema_doc` in place of a bare `object`.
@@ -33,6 +35,7 @@ from agentkit.entrypoints.http.schema_doc import output_schema_reference
 MAX_JSON_DEPTH: Final = 64
 """Levels of arrays and objects a request body may nest (an output schema may use up to 32 of them)."""
 _BRACKETS: Final = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_INTEGER_FIELDS: Final = ("max_steps", "token_budget")
 _JSON_MEDIA_TYPE: Final = re.compile(r"^application/json\s*(;\s*charset\s*=\s*\"?utf-8\"?\s*)?$", re.IGNORECASE)
 
 
@@ -87,8 +90,14 @@ class RunCreateDTO(AbstractDTO[RunCreate]):
                 400, "json_too_deep", "Malformed JSON", f"the JSON nests deeper than {MAX_JSON_DEPTH} levels"
             )
         try:
-            return msgspec.json.decode(value, type=self.body_type, strict=True)
-        except msgspec.ValidationError as exc:
+            raw = msgspec.json.decode(value)
+            if isinstance(raw, dict):
+                for name in _INTEGER_FIELDS:
+                    number = raw.get(name)
+                    if isinstance(number, float) and number.is_integer():
+                        raw[name] = int(number)
+            return msgspec.convert(raw, type=self.body_type, strict=True)
+        except msgspec.ValidationError as exc:  # also numbers JSON can write and no machine can hold (1e400)
             raise body_validation_error(str(exc)) from None
         except msgspec.DecodeError as exc:
             raise RequestRejected(400, "malformed_json", "Malformed JSON", str(exc)) from None
