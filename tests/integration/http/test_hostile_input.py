@@ -217,6 +217,12 @@ def output_schema_cases() -> Iterator[Case]:
         ("root no properties", with_schema({"type": "object"}), "must be an object schema with 'properties'"),
         ("root type list", with_schema({"type": ["object"], "properties": {}}), "must be an object schema"),
         ("root empty", with_schema({}), "must be an object schema with 'properties'"),
+        ("quote in a name", with_schema({"type": "object", "properties": {'a"': {"type": "string"}}}), "property name"),
+        (
+            "newline in a name",
+            with_field({"type": "object", "properties": {"a\n": {"type": "string"}}}),
+            "may not hold",
+        ),
     ):
         yield post(f"output_schema {label}", body, 422, "invalid_goal", detail)
     for label, value, got in (("list", [], "array"), ("string", "object", "str"), ("number", 5, "int")):

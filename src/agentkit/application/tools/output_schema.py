@@ -14,7 +14,9 @@ What is accepted (the OpenAPI document describes the same language, see `entrypo
   `default` may be any value. Other keywords (title, format, minimum, ...) are kept and not enforced;
 - a schema has an `enum` or a `type`; an object schema has `properties`; an array without `items`
   holds strings;
-- any property name works, `class`, `from`, `first-name` and `__init__` included (fields are renamed);
+- any property name works, `class`, `from`, `first-name` and `__init__` included (fields are renamed),
+  except names holding `"`, `\\` or a control character (U+0000 to U+001F), which msgspec cannot
+  write as a field name (PROPERTY_NAME_PATTERN);
 - the value nests at most MAX_OUTPUT_SCHEMA_DEPTH levels and holds at most MAX_OUTPUT_SCHEMA_VALUES
   values, and no key or string holds U+0000 or a lone surrogate (PostgreSQL cannot store them).
 """
@@ -31,12 +33,15 @@ import msgspec
 
 MAX_OUTPUT_SCHEMA_DEPTH: Final = 32
 """Nesting levels of objects and arrays an output schema may have (an object property costs two)."""
-MAX_OUTPUT_SCHEMA_VALUES: Final = 10_000
+MAX_OUTPUT_SCHEMA_VALUES: Final = 2_000
 """Values (objects, arrays, strings, numbers...) an output schema may hold."""
 TYPE_NAMES: Final = ("string", "integer", "number", "boolean", "array", "object")
 _SCALARS: Final[dict[str, Any]] = {"string": str, "integer": int, "number": float, "boolean": bool}
 _INT64: Final = range(-(2**63), 2**63)  # what msgspec can hold in an enum (Literal)
 _UNSTORABLE: Final = re.compile("[\x00\ud800-\udfff]")
+PROPERTY_NAME_PATTERN: Final = r'^[^\u0000-\u001f"\\]*$'
+"""What a property name may be (ECMA-262 and Python read it alike): no `"`, `\\` or control character."""
+_PROPERTY_NAME: Final = re.compile(PROPERTY_NAME_PATTERN)
 _PLAIN_KEY: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -70,12 +75,14 @@ def check_json_value(value: Any) -> None:
             for key, item in node.items():
                 if not isinstance(key, str):
                     raise ValueError(f"output_schema {path}: keys must be strings, not {type(key).__name__}")
-                _check_text(key, f"{path}: the key {_quoted(key)}")
+                if _UNSTORABLE.search(key):
+                    _check_text(key, f"{path}: the key {_quoted(key)}")
                 stack.append((item, _child(path, key), depth + 1))
         elif isinstance(node, list):
             stack.extend((item, f"{path}[{index}]", depth + 1) for index, item in enumerate(node))
         elif isinstance(node, str):
-            _check_text(node, path)
+            if _UNSTORABLE.search(node):
+                _check_text(node, path)
         elif isinstance(node, float) and not math.isfinite(node):
             raise ValueError(f"output_schema {path}: {node} is not a JSON number")
         elif node is not None and not isinstance(node, bool | int | float):
@@ -111,6 +118,9 @@ def _check_node(node: Any, path: str) -> None:
     if not isinstance(properties, dict):
         raise ValueError(f"output_schema {path}.properties: must be an object of schemas")
     for prop, sub in properties.items():
+        if not _PROPERTY_NAME.fullmatch(prop):
+            where = _child(f"{path}.properties", prop)
+            raise ValueError(f"output_schema {where}: a property name may not hold '\"', '\\' or a control character")
         _check_node(sub, _child(f"{path}.properties", prop))
     if "items" in node:
         _check_node(node["items"], f"{path}.items")

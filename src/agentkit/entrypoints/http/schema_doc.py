@@ -16,7 +16,12 @@ from typing import Final
 from litestar.openapi.spec import OpenAPIType, Reference, Schema
 from litestar.typing import FieldDefinition
 
-from agentkit.application.tools.output_schema import MAX_OUTPUT_SCHEMA_DEPTH, MAX_OUTPUT_SCHEMA_VALUES, TYPE_NAMES
+from agentkit.application.tools.output_schema import (
+    MAX_OUTPUT_SCHEMA_DEPTH,
+    MAX_OUTPUT_SCHEMA_VALUES,
+    PROPERTY_NAME_PATTERN,
+    TYPE_NAMES,
+)
 
 # A JSON Schema (ECMA-262) pattern as well as a Python one; the escape, not the character, is in the text.
 NO_NUL_PATTERN: Final = r"^[^\u0000]*$"
@@ -73,7 +78,11 @@ def output_schema_reference(registry: object) -> Reference:
         property_names=text,
         properties={
             "type": Schema(enum=_type_specs(TYPE_NAMES), description="A type, alone or in a list with 'null'."),
-            "properties": Schema(type=OpenAPIType.OBJECT, property_names=text, additional_properties=node_ref),
+            "properties": Schema(
+                type=OpenAPIType.OBJECT,
+                property_names=Schema(type=OpenAPIType.STRING, pattern=PROPERTY_NAME_PATTERN),
+                additional_properties=node_ref,
+            ),
             "required": Schema(type=OpenAPIType.ARRAY, items=text),
             "items": node_ref,
             "enum": Schema(
@@ -103,7 +112,7 @@ def output_schema_reference(registry: object) -> Reference:
         description=(
             "A JSON object schema the final output must follow (a `final_result` tool takes it as its "
             f"parameters). At most {MAX_OUTPUT_SCHEMA_DEPTH} levels of nesting and {MAX_OUTPUT_SCHEMA_VALUES} "
-            "values; any property name works."
+            'values; any property name without `"`, `\\` or control characters works.'
         ),
     )
     return root_ref
