@@ -325,6 +325,15 @@ def header_cases() -> Iterator[Case]:
             body=body,
             extra_headers={**JSON, "Idempotency-Key": key},
         )
+    for label, request_id in (("latin-1", "é"), ("10 KB", "r" * 10_240), ("spaces", "a b c"), ("empty", "")):
+        yield Case(
+            f"X-Request-ID {label}",
+            404,
+            "run_not_found",
+            method="GET",
+            path=f"/v1/runs/{MISSING_RUN}",
+            extra_headers={"X-Request-ID": request_id},
+        )
     yield Case("X-API-Key 10 KB", 401, "unauthorized", body=body, extra_headers={**JSON, "X-API-Key": "k" * 10_240})
     yield Case("X-API-Key empty", 401, "unauthorized", body=body, extra_headers={**JSON, "X-API-Key": ""})
 

@@ -21,7 +21,7 @@ from agentkit.application.runs.wait_for_run import WaitForRun
 from agentkit.application.settings import Settings
 from agentkit.domain.ids import OwnerId, RunId, SessionId
 from agentkit.domain.run import Run
-from agentkit.entrypoints.http.body import RunCreateDTO, check_body
+from agentkit.entrypoints.http.body import MAX_JSON_DEPTH, RunCreateDTO, check_body
 from agentkit.entrypoints.http.dto import RunCreate, RunView, TraceView, run_create_type, run_view, step_view
 from agentkit.entrypoints.http.problems import problem_responses
 
@@ -80,7 +80,7 @@ class RunsController(Controller):
             "Answers 201 with the finished run, or 202 with `Location` and `Retry-After` when it is still "
             "running after RESPONSE_TIMEOUT_S (at once with `Prefer: respond-async`). The body is "
             "`application/json` (a request without a Content-Type is read as JSON too) of at most "
-            "MAX_BODY_BYTES (64 KiB unless configured), nested at most 64 levels; it is validated "
+            f"MAX_BODY_BYTES (64 KiB unless configured), nested at most {MAX_JSON_DEPTH} levels; it is validated "
             'strictly (`"5"` is not an integer). Nothing is stored unless the whole request is valid.'
         ),
         responses={
