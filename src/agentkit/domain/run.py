@@ -9,6 +9,7 @@ Terminal statuses never change again. Cancel is a request: a pending run is canc
 running run gets `cancel_requested` and ends `cancelled` at its next step boundary.
 """
 
+import re
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -115,13 +116,24 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         return self.status.is_terminal
 
 
+# Not text anyone means: no store (PostgreSQL text), provider or terminal takes them.
+_NOT_TEXT = re.compile("[\x00\ud800-\udfff]")
+
+
 def validate_goal(goal: str, *, max_chars: int) -> str:
-    """Return the goal stripped of surrounding space, or raise InvalidGoal."""
+    """Return the goal stripped of surrounding space, or raise InvalidGoal.
+
+    A goal is non-blank text of at most `max_chars` characters (after stripping), without U+0000
+    and without lone surrogates.
+    """
     stripped = goal.strip()
     if not stripped:
         raise InvalidGoal("the goal is empty")
     if len(stripped) > max_chars:
         raise InvalidGoal(f"the goal is {len(stripped)} characters long; the limit is {max_chars}")
+    found = _NOT_TEXT.search(goal)
+    if found is not None:
+        raise InvalidGoal(f"the goal contains U+{ord(found.group()):04X} at character {found.start()}; it must be text")
     return stripped
 
 

@@ -61,13 +61,15 @@ async def test_an_oversized_body_is_refused_with_413(api_factory: ApiFactory) ->
     assert response.json()["code"] == "body_too_large"
 
 
-async def test_a_goal_over_the_limit_is_refused(api_factory: ApiFactory) -> None:
+async def test_a_goal_over_the_limit_is_refused_and_the_document_says_the_limit(api_factory: ApiFactory) -> None:
     api = await api_factory([], max_goal_chars=100)
 
     response = await api.post("/v1/runs", json={"goal": "x" * 101}, headers=headers())
+    document = (await api.get("/docs/openapi.json")).json()
 
     assert response.status_code == 422
-    assert response.json()["detail"] == "the goal is 101 characters long; the limit is 100"
+    assert response.json()["detail"] == "body.goal: Expected `str` of length <= 100"
+    assert document["components"]["schemas"]["RunCreate"]["properties"]["goal"]["maxLength"] == 100
 
 
 async def test_unknown_routes_and_methods_are_problems_too(api_factory: ApiFactory) -> None:
@@ -141,9 +143,15 @@ async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) 
     create = document["paths"]["/v1/runs"]["post"]
     assert {p["name"] for p in create["parameters"]} == {"Idempotency-Key", "Prefer"}
     assert "RunCreate" in str(create["requestBody"])
-    assert set(create["responses"]) == {"201", "202", "400", "401", "409", "413", "422", "429", "503"}
+    assert set(create["responses"]) == {"201", "202", "400", "401", "409", "413", "415", "422", "429", "503"}
     assert "application/problem+json" in create["responses"]["422"]["content"]
-    assert document["components"]["schemas"]["RunCreate"]["additionalProperties"] is False
+    assert "Idempotency-Key was used before" in create["responses"]["422"]["description"]
+    assert "MAX_BODY_BYTES" in create["description"]
+    run_create = document["components"]["schemas"]["RunCreate"]
+    assert run_create["additionalProperties"] is False
+    assert run_create["properties"]["goal"]["maxLength"] == 8000  # MAX_GOAL_CHARS, what the server enforces
+    assert run_create["properties"]["token_budget"]["maximum"] == 2**31 - 1
+    assert run_create["properties"]["output_schema"]["oneOf"][0] == {"$ref": "#/components/schemas/OutputSchema"}
     assert set(document["paths"]["/v1/runs/{run_id}"]["get"]["responses"]) == {"200", "400", "401", "404", "422", "503"}
     assert set(document["paths"]["/health"]["get"]["responses"]) == {"200", "503"}
     scheme = document["components"]["securitySchemes"]["ApiKey"]

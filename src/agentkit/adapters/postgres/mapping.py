@@ -23,12 +23,16 @@ class _LLMResult(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 def is_uuid(value: str) -> bool:
-    """Whether a run id can be a `runs.id` at all; other ids are simply not found, never a database error."""
+    """Whether a run id can be a `runs.id`: a UUID in its canonical spelling, the one run ids have.
+
+    Other ids are simply not found, never sent: PostgreSQL refuses some spellings Python accepts
+    (`urn:uuid:...`) with an error, and the in-memory store matches ids exactly. The HTTP API turns
+    other spellings into the canonical one first.
+    """
     try:
-        uuid.UUID(value)
+        return str(uuid.UUID(value)) == value
     except ValueError:
         return False
-    return True
 
 
 def run_to_row(run: Run) -> dict[str, Any]:

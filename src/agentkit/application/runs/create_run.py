@@ -1,7 +1,8 @@
-"""CreateRun: validate a goal and store a pending run."""
+"""CreateRun: validate a request for a run in full, then store it pending."""
 
+import re
 from datetime import timedelta
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -9,10 +10,14 @@ from agentkit.application.errors import IdempotencyMismatch
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.id_generator import IdGenerator
 from agentkit.application.ports.run_repository import RunRepository
-from agentkit.application.tools.final_result import struct_from_json_schema
+from agentkit.application.tools.final_result import final_result_tool
 from agentkit.domain.errors import InvalidGoal
 from agentkit.domain.ids import OwnerId, SessionId
 from agentkit.domain.run import Run, validate_goal
+
+MAX_TOKEN_BUDGET: Final = 2**31 - 1
+"""The largest token budget a run can record (a 32-bit integer, as the store keeps it)."""
+_NOT_TEXT: Final = re.compile("[\x00\ud800-\udfff]")
 
 
 class CreateRunInput(msgspec.Struct, frozen=True, kw_only=True):
@@ -50,9 +55,13 @@ class CreateRun:
     """Store a new pending run, committed before anyone hears about it.
 
     Rules:
-    - The goal is stripped and must be non-empty and at most `max_goal_chars` long.
-    - `max_steps` may lower the configured limit, never raise it; so may `token_budget`.
-    - An output schema must be an object schema the runtime can validate.
+    - Everything is checked before anything is read or written, and nothing after the checks can
+      fail but the store itself: a refused request leaves no row behind.
+    - The goal is stripped and must be non-empty and at most `max_goal_chars` long; no text of the
+      request (goal, session id, idempotency key, output schema) may hold U+0000 or a lone surrogate.
+    - `max_steps` may lower the configured limit, never raise it; so may `token_budget` (at most
+      MAX_TOKEN_BUDGET).
+    - An output schema must build the `final_result` tool the run will use (see `output_schema`).
     - With an idempotency key: the same key and the same request return the first run (a replay);
       the same key with another request is refused.
     """
@@ -79,22 +88,13 @@ class CreateRun:
 
     async def execute(self, inp: CreateRunInput) -> CreateRunResult:
         """Validate and store the run."""
+        goal = self._validate(inp)
         if inp.idempotency_key is not None:
             earlier = await self._runs.get_by_idempotency_key(inp.owner, inp.idempotency_key)
             if earlier is not None:
                 if earlier.request_fingerprint != inp.request_fingerprint:
                     raise IdempotencyMismatch("this Idempotency-Key was already used with a different request")
                 return CreateRunResult(run=earlier, replayed=True)
-        goal = validate_goal(inp.goal, max_chars=self._max_goal_chars)
-        if inp.max_steps is not None and inp.max_steps < 1:
-            raise InvalidGoal("max_steps must be at least 1")
-        if inp.token_budget is not None and inp.token_budget < 1:
-            raise InvalidGoal("token_budget must be at least 1")
-        if inp.output_schema is not None:
-            try:
-                struct_from_json_schema(inp.output_schema)
-            except ValueError as exc:
-                raise InvalidGoal(str(exc)) from None
         now = self._clock.now()
         run = Run(
             id=self._ids.new_run_id(),
@@ -111,6 +111,29 @@ class CreateRun:
         )
         await self._runs.add(run)
         return CreateRunResult(run=run)
+
+    def _validate(self, inp: CreateRunInput) -> str:
+        """The stripped goal, once every part of the request is known to be acceptable."""
+        goal = validate_goal(inp.goal, max_chars=self._max_goal_chars)
+        _refuse_non_text("session_id", inp.session_id)
+        _refuse_non_text("idempotency_key", inp.idempotency_key)
+        if inp.max_steps is not None and inp.max_steps < 1:
+            raise InvalidGoal("max_steps must be at least 1")
+        if inp.token_budget is not None and not 1 <= inp.token_budget <= MAX_TOKEN_BUDGET:
+            raise InvalidGoal(f"token_budget must be between 1 and {MAX_TOKEN_BUDGET}")
+        if inp.output_schema is not None:
+            try:
+                # the very tool the run will build: if this works, the run cannot fail on its schema later
+                final_result_tool(inp.output_schema)
+            except ValueError as exc:
+                raise InvalidGoal(str(exc)) from None
+        return goal
+
+
+def _refuse_non_text(name: str, value: str | None) -> None:
+    found = None if value is None else _NOT_TEXT.search(value)
+    if found is not None:
+        raise InvalidGoal(f"{name} contains U+{ord(found.group()):04X}; it must be text")
 
 
 def _lower(asked: int | None, configured: int | None) -> int | None:

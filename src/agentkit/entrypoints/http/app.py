@@ -22,7 +22,7 @@ from agentkit.entrypoints.http.docs import docs_assets, docs_ui
 from agentkit.entrypoints.http.meta import health, list_tools
 from agentkit.entrypoints.http.middleware import request_context
 from agentkit.entrypoints.http.problems import EXCEPTION_HANDLERS
-from agentkit.entrypoints.http.runs import RunsController
+from agentkit.entrypoints.http.runs import runs_controller
 
 logger = structlog.get_logger(__name__)
 
@@ -53,7 +53,7 @@ def create_app(container: AsyncContainer, settings: Settings) -> Litestar:
 
     v1 = Router(
         path="/v1",
-        route_handlers=[RunsController, list_tools],
+        route_handlers=[runs_controller(settings), list_tools],
         dependencies={"owner": Provide(authenticate)},
         guards=[require_api_key],
         security=[{"ApiKey": []}],

@@ -1,21 +1,43 @@
 """The wire format: msgspec Structs for every request and response, and the mapping from the domain."""
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal, cast
 
 import msgspec
 
+from agentkit.application.runs.create_run import MAX_TOKEN_BUDGET
 from agentkit.domain.run import Run
 from agentkit.domain.steps import LLMStep, Step
 from agentkit.domain.tools import ToolSchema
+
+MAX_STEPS_ASKED: Final = 1000
+# What Python's str.strip() removes (the characters str.isspace() accepts); a unit test compares the two.
+WHITESPACE: Final = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + ("\u2028\u2029\u202f\u205f\u3000")
+)
+
+
+def _escaped(chars: str) -> str:
+    """Characters as `\\uXXXX` escapes: a character class ECMA-262 (JSON Schema) and Python read alike."""
+    return "".join(f"\\u{ord(char):04x}" for char in chars)
+
+
+_NUL = _escaped("\x00")
+# The goal's rule as a JSON Schema pattern: some character that is neither U+0000 nor white space,
+# and no U+0000 anywhere. The domain's validate_goal enforces it (with clearer messages).
+GOAL_PATTERN: Final = f"^[^{_NUL}]*[^{_NUL}{_escaped(WHITESPACE)}][^{_NUL}]*$"
 
 SessionIdText = Annotated[
     str,
     msgspec.Meta(
         min_length=1,
         max_length=128,
-        pattern=r"^[A-Za-z0-9._:-]+$",
+        # \Z, not $: Python's $ also matches before a final newline, JSON Schema's does not
+        pattern=r"^[A-Za-z0-9._:-]+\Z",
         description="Continue this conversation (letters, digits and . _ : -).",
+        extra_json_schema={"extra": {"pattern": r"^[A-Za-z0-9._:-]+$"}},
     ),
 ]
 
@@ -26,17 +48,47 @@ StatusText = Literal[
 
 
 class RunCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """POST /v1/runs: what the agent should do."""
+    """POST /v1/runs: what the agent should do.
 
-    goal: Annotated[str, msgspec.Meta(min_length=1, max_length=100_000, description="The task, in plain words.")]
+    The server decodes a subclass made for its settings (`run_create_type`): there the goal's
+    maximum length is MAX_GOAL_CHARS. The OpenAPI document shows that subclass.
+    """
+
+    goal: Annotated[str, msgspec.Meta(min_length=1, description="The task, in plain words.")]
     session_id: SessionIdText | None = None
     output_schema: (
         Annotated[dict[str, Any], msgspec.Meta(description="A JSON object schema the final output must follow.")] | None
     ) = None
-    max_steps: Annotated[int, msgspec.Meta(ge=1, le=1000, description="At most this many LLM turns.")] | None = None
-    token_budget: (
-        Annotated[int, msgspec.Meta(ge=1, description="At most this many input plus output tokens.")] | None
+    max_steps: (
+        Annotated[int, msgspec.Meta(ge=1, le=MAX_STEPS_ASKED, description="At most this many LLM turns.")] | None
     ) = None
+    token_budget: (
+        Annotated[
+            int, msgspec.Meta(ge=1, le=MAX_TOKEN_BUDGET, description="At most this many input plus output tokens.")
+        ]
+        | None
+    ) = None
+
+
+def run_create_type(max_goal_chars: int) -> type[RunCreate]:
+    """RunCreate with the goal limit the server enforces, so the document and the decoder say the same."""
+    goal = Annotated[
+        str,
+        msgspec.Meta(
+            min_length=1,
+            max_length=max_goal_chars,
+            description="The task, in plain words: not blank, no U+0000.",
+            extra_json_schema={"extra": {"pattern": GOAL_PATTERN}},
+        ),
+    ]
+    made = cast(
+        type[RunCreate],
+        msgspec.defstruct(
+            "RunCreate", [("goal", goal)], bases=(RunCreate,), kw_only=True, forbid_unknown_fields=True, module=__name__
+        ),
+    )
+    made.__doc__ = RunCreate.__doc__
+    return made
 
 
 class Usage(msgspec.Struct, kw_only=True):

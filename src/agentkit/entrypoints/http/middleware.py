@@ -19,7 +19,8 @@ def request_context(app: ASGIApp) -> ASGIApp:
         if scope["type"] != ScopeType.HTTP:
             await app(scope, receive, send)
             return
-        incoming = next((v.decode() for k, v in scope["headers"] if k == b"x-request-id"), "")
+        # latin-1, as HTTP/1.1 carries header bytes: a byte that is not UTF-8 must not fail the request
+        incoming = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"x-request-id"), "")
         request_id = incoming if _VALID_ID.match(incoming) else uuid.uuid4().hex
         status = 500
         started = time.perf_counter()

@@ -44,6 +44,20 @@ class Unauthorized(Exception):
     """No API key, or one that is not configured."""
 
 
+class RequestRejected(Exception):
+    """A request the HTTP layer refuses before any use-case runs (media type, malformed or invalid body)."""
+
+    def __init__(
+        self, status: int, code: str, title: str, detail: str, *, errors: list[dict[str, Any]] | None = None
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.code = code
+        self.title = title
+        self.detail = detail
+        self.errors = errors
+
+
 _BY_ERROR: list[tuple[type[Exception], int, str]] = [
     (RunNotFound, 404, "Run not found"),
     (RunConflict, 409, "Run conflict"),
@@ -133,6 +147,11 @@ def on_http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Respon
     return problem(request, status, code, title, detail, headers=exc.headers)
 
 
+def on_rejected(request: Request[Any, Any, Any], exc: RequestRejected) -> Response[Problem]:
+    """A request refused by the HTTP layer itself."""
+    return problem(request, exc.status, exc.code, exc.title, exc.detail, errors=exc.errors)
+
+
 def on_unauthorized(request: Request[Any, Any, Any], exc: Unauthorized) -> Response[Problem]:
     """A missing or unknown API key."""
     return problem(request, 401, "unauthorized", "Unauthorized", str(exc), headers={"WWW-Authenticate": "X-API-Key"})
@@ -146,19 +165,25 @@ def on_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[P
 
 def _describe(item: dict[str, Any]) -> str:
     key, message = item.get("key"), item.get("message", "invalid")
-    where = item.get("source", "body")
+    source = item.get("source", "body")
+    where = getattr(source, "value", source)  # Litestar gives a ParamType for query, path and header
     if key and key != "data":
         return f"{where}.{key}: {message}"
     return f"{where}: {message}"
 
 
 _DESCRIPTIONS = {
-    400: "Malformed request (JSON that does not parse)",
+    400: "Malformed request: JSON that does not parse, nests too deep, or a missing body",
     401: "Missing or unknown API key",
     404: "No such run for this API key",
     409: "The run's state does not allow it, or the same Idempotency-Key is still being accepted",
-    413: "Request body too large",
-    422: "The request does not validate (the detail names the field), or an Idempotency-Key reused",
+    413: "Request body larger than MAX_BODY_BYTES",
+    415: "The body is not application/json",
+    422: (
+        "The request does not validate (the detail names the field, `code` is `validation_error` or "
+        "`invalid_goal`), or the Idempotency-Key was used before with a different body "
+        "(`code` is `idempotency_key_reused`)"
+    ),
     429: "Rate limit reached; see Retry-After",
     503: "PostgreSQL or Redis is unavailable, or the server is shutting down; see Retry-After",
 }
@@ -176,6 +201,7 @@ def problem_responses(*statuses: int) -> dict[int, ResponseSpec]:
 
 EXCEPTION_HANDLERS: dict[type[Exception] | int, Any] = {
     Unauthorized: on_unauthorized,
+    RequestRejected: on_rejected,
     ValidationException: on_validation_error,
     HTTPException: on_http_error,
     DomainError: on_app_error,

@@ -1,6 +1,7 @@
 """/v1/runs: create, read, trace and cancel runs. Controllers only translate wire to use-case and back."""
 
 import hashlib
+import uuid
 from typing import Annotated, Any
 
 import msgspec
@@ -9,8 +10,9 @@ from litestar import Controller, Response, get, post
 from litestar.di import NamedDependency
 from litestar.enums import RequestEncodingType
 from litestar.openapi.datastructures import ResponseSpec
-from litestar.params import BodyKwarg, FromPath, HeaderParameter, QueryParameter
+from litestar.params import BodyKwarg, HeaderParameter, PathParameter, QueryParameter
 
+from agentkit.application.errors import RunNotFound
 from agentkit.application.runs.cancel_run import CancelRun
 from agentkit.application.runs.create_run import CreateRunInput
 from agentkit.application.runs.queries import GetTrace
@@ -19,7 +21,8 @@ from agentkit.application.runs.wait_for_run import WaitForRun
 from agentkit.application.settings import Settings
 from agentkit.domain.ids import OwnerId, RunId, SessionId
 from agentkit.domain.run import Run
-from agentkit.entrypoints.http.dto import RunCreate, RunView, TraceView, run_view, step_view
+from agentkit.entrypoints.http.body import MAX_JSON_DEPTH, RunCreateDTO, check_body
+from agentkit.entrypoints.http.dto import RunCreate, RunView, TraceView, run_create_type, run_view, step_view
 from agentkit.entrypoints.http.problems import problem_responses
 
 RETRY_AFTER_S = "1"
@@ -27,13 +30,26 @@ MAX_WAIT_S = 60.0
 
 IdempotencyKey = Annotated[
     str | None,
-    HeaderParameter(name="Idempotency-Key", min_length=1, max_length=255, description="Makes retries safe."),
+    HeaderParameter(
+        name="Idempotency-Key",
+        min_length=1,
+        max_length=255,
+        # visible ASCII, spaces only inside: what survives an HTTP header unchanged
+        pattern=r"^[!-~]([ -~]*[!-~])?$",
+        description="Makes retries safe: the same key and body return the first run (1 to 255 visible ASCII).",
+    ),
 ]
 Prefer = Annotated[str | None, HeaderParameter(name="Prefer", description="`respond-async` answers 202 at once.")]
 WaitSeconds = Annotated[
     float, QueryParameter(ge=0, le=MAX_WAIT_S, description="Wait up to this many seconds for the run to end.")
 ]
-RunIdPath = FromPath[str]
+RunIdPath = Annotated[
+    str,
+    PathParameter(
+        description="A run id: a UUID (upper case, braces, `urn:uuid:` and dash-less spellings name the same run).",
+        schema_extra={"format": "uuid"},
+    ),
+]
 # the schema says what the decoder does: unknown fields are refused
 RunCreateBody = Annotated[
     RunCreate, BodyKwarg(media_type=RequestEncodingType.JSON, schema_extra={"additional_properties": False})
@@ -41,23 +57,35 @@ RunCreateBody = Annotated[
 Owner = NamedDependency[OwnerId]
 
 
+def runs_controller(settings: Settings) -> type["RunsController"]:
+    """The runs routes for these settings: the body decoder enforces their limits and the document shows them."""
+    dto = RunCreateDTO.for_type(run_create_type(settings.max_goal_chars))
+    return type("RunsController", (RunsController,), {"dto": dto})
+
+
 class RunsController(Controller):
     """Runs of the caller's API key; another key's runs do not exist for it (404)."""
 
     path = "/runs"
     tags = ["runs"]  # noqa: RUF012 - Litestar reads it as a class attribute
+    dto = RunCreateDTO
+    return_dto = None
 
     @post(
         "/",
         status_code=201,
+        before_request=check_body,
         summary="Run the agent on a goal",
         description=(
             "Answers 201 with the finished run, or 202 with `Location` and `Retry-After` when it is still "
-            "running after RESPONSE_TIMEOUT_S (at once with `Prefer: respond-async`)."
+            "running after RESPONSE_TIMEOUT_S (at once with `Prefer: respond-async`). The body is "
+            "`application/json` (a request without a Content-Type is read as JSON too) of at most "
+            f"MAX_BODY_BYTES (64 KiB unless configured), nested at most {MAX_JSON_DEPTH} levels; it is validated "
+            'strictly (`"5"` is not an integer). Nothing is stored unless the whole request is valid.'
         ),
         responses={
             202: ResponseSpec(RunView, description="Accepted and still running: poll `Location`"),
-            **problem_responses(400, 401, 409, 413, 422, 429, 503),
+            **problem_responses(400, 401, 409, 413, 415, 422, 429, 503),
         },
     )
     @inject
@@ -96,20 +124,20 @@ class RunsController(Controller):
         "/{run_id:str}",
         summary="Read a run",
         description="`?wait=N` long-polls until the run ends.",
-        responses=problem_responses(400, 401, 404, 422, 503),
+        responses=problem_responses(401, 404, 422, 503),
     )
     @inject
     async def read(
         self, run_id: RunIdPath, owner: Owner, waiter: FromDishka[WaitForRun], wait: WaitSeconds = 0.0
     ) -> RunView:
         """Read a run, optionally waiting for it to end."""
-        return run_view(await waiter.execute(RunId(run_id), owner, wait_s=wait))
+        return run_view(await waiter.execute(_run_id(run_id), owner, wait_s=wait))
 
     @get("/{run_id:str}/trace", summary="Read a run's trace", responses=problem_responses(401, 404, 503))
     @inject
     async def trace(self, run_id: RunIdPath, owner: Owner, get_trace: FromDishka[GetTrace]) -> TraceView:
         """Every LLM call and tool call of the run, in order."""
-        run, steps = await get_trace.execute(RunId(run_id), owner)
+        run, steps = await get_trace.execute(_run_id(run_id), owner)
         return TraceView(run_id=run.id, status=run.status.value, steps=[step_view(step) for step in steps])
 
     @post(
@@ -122,9 +150,17 @@ class RunsController(Controller):
     @inject
     async def cancel(self, run_id: RunIdPath, owner: Owner, cancel_run: FromDishka[CancelRun]) -> Response[RunView]:
         """Cancel a pending or running run."""
-        run = await cancel_run.execute(RunId(run_id), owner)
+        run = await cancel_run.execute(_run_id(run_id), owner)
         status = 200 if run.is_terminal else 202
         return Response(run_view(run), status_code=status)
+
+
+def _run_id(raw: str) -> RunId:
+    """The canonical spelling of a run id; what is not a UUID names no run (404), in every route alike."""
+    try:
+        return RunId(str(uuid.UUID(raw)))
+    except ValueError:
+        raise RunNotFound(f"no run with id {raw[:100]!r}") from None
 
 
 def _run_response(run: Run, headers: dict[str, str], *, created: bool) -> Response[RunView]:
