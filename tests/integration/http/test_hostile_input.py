@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from litestar.testing import AsyncTestClient
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -19,7 +18,7 @@ from agentkit.adapters.postgres.tables import runs as runs_table
 from agentkit.application.tools.output_schema import MAX_OUTPUT_SCHEMA_DEPTH
 from agentkit.domain.messages import LLMResponse
 from agentkit.entrypoints.http.body import MAX_JSON_DEPTH
-from tests.integration.http.conftest import ApiFactory, headers
+from tests.integration.http.conftest import ApiClient, ApiFactory, headers
 
 pytestmark = pytest.mark.integration
 
@@ -405,7 +404,7 @@ async def count_runs(engine: AsyncEngine) -> int:
         return int((await conn.execute(select(func.count()).select_from(runs_table))).scalar_one())
 
 
-async def send(api: AsyncTestClient[Any], case: Case) -> Any:
+async def send(api: ApiClient, case: Case) -> Any:
     # as bytes: httpx would refuse a str header that is not ASCII; latin-1 is what HTTP/1.1 carries
     request_headers = [(k.encode(), v.encode("latin-1")) for k, v in {**headers(), **case.extra_headers}.items()]
     if case.method == "GET":
