@@ -52,6 +52,9 @@ def configure_logging(settings: Settings, *, stream: TextIO | None = None) -> No
     _route_stdlib_logging(out, level, finish)
 
 
+_UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access", "uvicorn.asgi")
+
+
 def _route_stdlib_logging(out: TextIO, level: int, finish: list[structlog.typing.Processor]) -> None:
     """Render stdlib records with structlog's processors, on the same stream."""
     handler = _StructlogHandler(out)
@@ -67,6 +70,13 @@ def _route_stdlib_logging(out: TextIO, level: int, finish: list[structlog.typing
     # libraries speak from WARNING up; uvicorn's start and stop lines are the server's own, at LOG_LEVEL
     root.setLevel(max(level, logging.WARNING))
     logging.getLogger("uvicorn").setLevel(level)
+    for name in _UVICORN_LOGGERS:
+        # uvicorn's default log config (an embedding app may apply it) gives these handlers of their
+        # own and stops propagation: every line must come through the one root handler instead
+        own = logging.getLogger(name)
+        own.handlers.clear()
+        own.propagate = True
+        own.disabled = False
     logging.captureWarnings(True)  # warnings.warn(...) becomes a `py.warnings` record, rendered alike
 
 

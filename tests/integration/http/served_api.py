@@ -55,7 +55,8 @@ class ServedApi:
         self._socket = socket.socket()
         self._socket.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
-        config = uvicorn.Config(create_app(container, self.settings), log_level="warning", lifespan="on")
+        # log_config=None as `agentkit serve` does: uvicorn's own config would rewire the process's loggers
+        config = uvicorn.Config(create_app(container, self.settings), log_config=None, lifespan="on")
         self._server = uvicorn.Server(config)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._serve, name="served-api", daemon=True)
