@@ -27,10 +27,13 @@ RUN_1 = RunId("run-1")
 SCRIPT = [calls(call("add", a=2, b=3)), answer("5")]
 
 
-def harness(repo: OutageRunRepository, *, backoff: Backoff = STEADY, **config: float) -> tuple[Harness, ClockSleeper]:
+def harness(
+    repo: OutageRunRepository, *, backoff: Backoff = STEADY, store_retry_s: float = 300.0
+) -> tuple[Harness, ClockSleeper]:
     clock = FixedClock()
     sleeper = ClockSleeper(clock)
-    h = Harness(SCRIPT, [add], runs=repo, clock=clock, sleep=sleeper, backoff=backoff, config=AgentConfig(**config))
+    config = AgentConfig(store_retry_s=store_retry_s)
+    h = Harness(SCRIPT, [add], runs=repo, clock=clock, sleep=sleeper, backoff=backoff, config=config)
     return h, sleeper
 
 
