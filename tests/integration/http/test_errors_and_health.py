@@ -121,7 +121,7 @@ async def test_a_redis_outage_on_run_creation_is_a_503(api_factory: ApiFactory, 
     response = await api.post("/v1/runs", json={"goal": "x"}, headers=headers())
 
     assert response.status_code == 503
-    assert response.json()["detail"] == "Redis is unavailable (ConnectionError)"
+    assert response.json()["detail"] == "Redis is unavailable (ConnectionRefusedError)"
 
 
 async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) -> None:
