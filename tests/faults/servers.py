@@ -164,7 +164,16 @@ class PostgresServer(_ChildServer):
             for path in (self.data_dir, self.pgdata):
                 os.chown(path, entry.pw_uid, entry.pw_gid)
         subprocess.run(  # noqa: S603
-            [str(_PG_BIN / "initdb"), "-D", str(self.pgdata), "-U", "postgres", "--auth=trust", "--encoding=utf8"],
+            [
+                str(_PG_BIN / "initdb"),
+                "-D",
+                str(self.pgdata),
+                "-U",
+                "postgres",
+                "--auth=trust",
+                "--encoding=utf8",
+                "--no-sync",
+            ],
             check=True,
             capture_output=True,
             user=self._user,

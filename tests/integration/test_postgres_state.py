@@ -11,6 +11,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agentkit.adapters.outage import OutageWatch
 from agentkit.adapters.postgres import (
     AlembicSchemaMigrator,
     SqlaRunRepository,
@@ -22,6 +23,7 @@ from agentkit.adapters.postgres import (
 )
 from agentkit.adapters.postgres.tables import metadata, steps
 from agentkit.application.backoff import Backoff
+from agentkit.application.errors import StoreUnavailable
 from agentkit.domain import run as runs
 from agentkit.domain.ids import OwnerId, RunId, ToolCallId
 from agentkit.domain.run import Run
@@ -163,3 +165,42 @@ async def test_a_bad_step_in_a_batch_costs_no_other_run_its_steps(pg_engine: Asy
     assert [step.step_no for step in await sink.steps(run.id)] == [1, 2]
     assert sink.failed_writes == 1
     await sink.aclose()
+
+
+def running_run(lease_until: datetime) -> Run:
+    run = Run(id=RunId(str(uuid.uuid4())), owner=OwnerId("key-1"), goal="g", created_at=T0)
+    return runs.start(run, now=T0, lease_until=lease_until)
+
+
+async def test_right_after_an_outage_only_leases_that_lapsed_before_it_are_expired(pg_engine: AsyncEngine) -> None:
+    now = [T0 + timedelta(minutes=10)]
+    watch = OutageWatch(grace_s=5, clock=lambda: now[0])
+    repo = SqlaRunRepository(pg_engine, watch=watch)
+    dead_before = running_run(lease_until=T0 + timedelta(minutes=5))  # its executor died long before
+    caught = running_run(lease_until=T0 + timedelta(minutes=10, seconds=20))  # lapsed during the outage
+    for run in (dead_before, caught):
+        await repo.add(run)
+
+    watch.failed()  # PostgreSQL goes away at minute 10...
+    now[0] += timedelta(seconds=30)
+    watch.answered()  # ...and is back 30 s later
+    just_after = await repo.expire_lapsed(now[0] + timedelta(seconds=1), reason="worker_lost")
+    later = await repo.expire_lapsed(now[0] + timedelta(seconds=6), reason="worker_lost")
+
+    # a live executor renews within a second or two of the database coming back: it gets the grace
+    assert [run.id for run in just_after] == [dead_before.id]
+    assert [run.id for run in later] == [caught.id]
+
+
+async def test_the_repository_notes_an_outage_it_sees(unused_tcp_port: int) -> None:
+    engine = create_engine(
+        parse_database_url(f"postgresql://postgres@127.0.0.1:{unused_tcp_port}/none"), connect_timeout_s=1
+    )
+    repo = SqlaRunRepository(engine)
+
+    with pytest.raises(StoreUnavailable):
+        await repo.get(RunId(str(uuid.uuid4())))
+
+    assert repo.watch.down_since is not None
+    assert repo.watch.back_at is None
+    await engine.dispose()

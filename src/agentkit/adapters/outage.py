@@ -21,9 +21,11 @@ load (tests/faults) and reading what arrived:
 
 import functools
 from collections.abc import Callable, Coroutine
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final, ParamSpec, TypeVar
 
 import asyncpg  # type: ignore[import-untyped]
+from redis.exceptions import ClusterDownError, OutOfMemoryError, ReadOnlyError, TryAgainError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError as RedisResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -45,6 +47,11 @@ _OUTAGE_TYPES: Final = (
     OperationalError,  # DB-API's "not the programmer's fault" class (asyncpg itself does not use it)
     RedisConnectionError,
     RedisTimeoutError,
+    # replies redis-py parses into classes of their own (the prefix is gone from the message then)
+    ReadOnlyError,
+    TryAgainError,
+    ClusterDownError,  # MASTERDOWN too
+    OutOfMemoryError,
 )
 # SQLSTATE classes and codes of a server that is unreachable, going away, starting, overloaded or
 # timing a statement out: the same request may succeed a moment later.
@@ -76,13 +83,14 @@ _CHAIN_DEPTH: Final = 8
 
 
 def _causes(exc: BaseException) -> list[BaseException]:
-    # SQLAlchemy wraps the driver's error (`.orig`), which wraps asyncpg's (`__cause__`).
+    # SQLAlchemy wraps the driver's error (`.orig`), which wraps asyncpg's (`raise ... from`: `__cause__`).
+    # Not `__context__`: a bug raised while some outage was being handled is still a bug.
     chain: list[BaseException] = []
     current: BaseException | None = exc
     while current is not None and len(chain) < _CHAIN_DEPTH and current not in chain:
         chain.append(current)
         orig = getattr(current, "orig", None)
-        current = orig if isinstance(orig, BaseException) else (current.__cause__ or current.__context__)
+        current = orig if isinstance(orig, BaseException) else current.__cause__
     return chain
 
 
@@ -128,3 +136,39 @@ def store_outage(store: str) -> Callable[[Callable[P, Coroutine[Any, Any, R]]], 
         return guarded
 
     return decorate
+
+
+class OutageWatch:
+    """Remembers when this process last lost, and found again, its connection to a store.
+
+    The sweeper reads it: a lease that lapsed while the store was unreachable says nothing about
+    its executor (the executor could not renew it either), so such runs are left alone until live
+    executors have had `grace_s` to renew their leases after the store came back.
+
+    Args:
+        grace_s: How long after the store is back a lapse during the outage is forgiven: enough for
+            the lease keepers' retries (a second or so) to land.
+        clock: Wall time (the leases' clock); tests pass their own.
+    """
+
+    def __init__(self, *, grace_s: float = 5.0, clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+        self.grace = timedelta(seconds=grace_s)
+        self._clock = clock
+        self.down_since: datetime | None = None  # the first failure of the current (or last) outage
+        self.back_at: datetime | None = None  # the first success after it
+
+    def failed(self) -> None:
+        """A call found the store unavailable."""
+        if self.down_since is None or self.back_at is not None:
+            self.down_since, self.back_at = self._clock(), None
+
+    def answered(self) -> None:
+        """A call was served."""
+        if self.down_since is not None and self.back_at is None:
+            self.back_at = self._clock()
+
+    def lapse_cutoff(self, now: datetime) -> datetime:
+        """Leases that lapsed before this count as dead: `now`, or the outage's start during one and its grace."""
+        if self.down_since is None or (self.back_at is not None and now - self.back_at >= self.grace):
+            return now
+        return min(now, self.down_since)

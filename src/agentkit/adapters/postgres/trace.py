@@ -104,7 +104,7 @@ class SqlaTraceSink(TraceSink, TraceReader):
         async with self._progress:
             await self._progress.wait_for(lambda: self._settled >= target)
 
-    async def aclose(self, timeout_s: float = 10.0) -> None:
+    async def aclose(self, timeout_s: float = 5.0) -> None:
         """Write what is queued, waiting at most `timeout_s`, then stop the writer task.
 
         Steps still unwritten then (the store is down at shutdown) are lost; they are logged as such.

@@ -32,7 +32,7 @@ T = TypeVar("T")
 
 # After the process was told to stop (the task cancelled), one more try to store what the run has, for
 # at most this long: shutdown must not wait on a store that is down.
-LAST_SAVE_S = 5.0
+LAST_SAVE_S = 3.0
 
 
 class AgentLoop:

@@ -1,0 +1,102 @@
+"""PostgreSQL stopped, and frozen, under load through the real app: refusals are 503s, nothing finished is lost."""
+
+import asyncio
+
+import pytest
+
+from tests.faults.app import BOUNDS, CLOSE_S, AppServer
+from tests.faults.conftest import FREEZE_S, OUTAGE_S, FaultStack
+from tests.faults.load import Tally
+from tests.faults.scenario import Outcome, under_load
+
+pytestmark = pytest.mark.faults
+
+# A request sent while PostgreSQL is frozen waits at most for a pooled connection, then one statement,
+# then SQLAlchemy's close of the stuck connection; the rest is slack for a loaded 2-core machine.
+REQUEST_BOUND_S = (
+    float(BOUNDS["DATABASE_POOL_TIMEOUT_S"]) + float(BOUNDS["DATABASE_STATEMENT_TIMEOUT_S"]) + CLOSE_S + 1.5
+)
+HEALTH_BOUND_S = 2.0 + 1.0  # /health's own bound, and slack
+
+
+def assert_nothing_lost(tally: Tally) -> None:
+    """The rules every outage must keep."""
+    assert tally.server_errors == 0, tally.answers
+    assert tally.refusals_without_retry_after == 0
+    assert tally.no_answer == 0, tally.answers
+    assert tally.lost == [], tally.lost[:5]
+    assert tally.stuck == [], tally.stuck[:5]
+    assert tally.short_traces == [], tally.short_traces[:5]
+    assert tally.told_succeeded_but_not == 0
+
+
+def assert_recovered(outcome: Outcome) -> None:
+    """Once the server is back, the same process serves every run again (no restart)."""
+    late = outcome.after_recovery("post")
+    assert late, "no load after the recovery"
+    assert all(answer.status in (201, 202) for answer in late), [a.status for a in late if a.status not in (201, 202)]
+
+
+async def test_a_postgres_stop_under_load_refuses_with_503_and_loses_no_finished_run(
+    stack: FaultStack, app: AppServer
+) -> None:
+    outcome = await under_load(
+        app,
+        stack.dsn,
+        fault=lambda: asyncio.to_thread(stack.postgres.stop),
+        mend=lambda: asyncio.to_thread(stack.postgres.start),
+        hold_s=OUTAGE_S,
+    )
+
+    assert_nothing_lost(outcome.tally)
+    assert_recovered(outcome)
+    assert outcome.tally.refusals > 0  # the outage was felt...
+    assert outcome.caught  # ...by runs mid-work too, and every one of them succeeded with its whole trace
+    assert app.count("unhandled_error", "run_crashed", "trace_write_failed") == {}
+
+
+async def test_a_frozen_postgres_answers_requests_and_health_within_their_bounds(
+    stack: FaultStack, app: AppServer
+) -> None:
+    outcome = await under_load(
+        app,
+        stack.dsn,
+        fault=lambda: asyncio.to_thread(stack.postgres.freeze),
+        mend=lambda: asyncio.to_thread(stack.postgres.thaw),
+        hold_s=FREEZE_S,
+    )
+
+    assert_nothing_lost(outcome.tally)
+    assert_recovered(outcome)
+    frozen = outcome.load.sent_between(outcome.fault_start, outcome.fault_end)
+    api = [a for a in frozen if a.kind != "health"]
+    health = [a for a in frozen if a.kind == "health"]
+    assert api
+    assert health
+    assert max(a.latency_s for a in api) <= REQUEST_BOUND_S, sorted(a.latency_s for a in api)[-5:]
+    assert max(a.latency_s for a in health) <= HEALTH_BOUND_S, sorted(a.latency_s for a in health)[-5:]
+    assert any(a.status == 503 for a in health)  # it said the database was down, rather than hang
+    assert outcome.caught
+    assert app.count("unhandled_error", "run_crashed", "trace_write_failed") == {}
+
+
+async def test_runs_whose_lease_lapsed_during_the_outage_are_not_taken_for_dead(stack: FaultStack) -> None:
+    # a lease shorter than the outage: every held lease lapses while nobody can renew it, and the
+    # sweeper runs four times as often as by default
+    app = stack.app(RUN_LEASE_S=str(round(OUTAGE_S * 0.6, 1)))
+    await asyncio.to_thread(app.start)
+    try:
+        outcome = await under_load(
+            app,
+            stack.dsn,
+            fault=lambda: asyncio.to_thread(stack.postgres.stop),
+            mend=lambda: asyncio.to_thread(stack.postgres.start),
+            hold_s=OUTAGE_S,
+        )
+    finally:
+        await asyncio.to_thread(app.stop)
+
+    assert_nothing_lost(outcome.tally)
+    assert_recovered(outcome)
+    assert outcome.caught
+    assert app.count("run_expired", "run_lost_lease") == {}
