@@ -6,9 +6,11 @@ import pytest
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agentkit.adapters.postgres import create_database, drop_database
 from agentkit.adapters.postgres.tables import runs as runs_table
 from agentkit.domain.messages import LLMResponse
 from tests.integration.http.conftest import ApiFactory, headers
+from tests.state_fixtures import StateServers, unique_name
 
 pytestmark = pytest.mark.integration
 
@@ -122,6 +124,28 @@ async def test_a_redis_outage_on_run_creation_is_a_503(api_factory: ApiFactory, 
 
     assert response.status_code == 503
     assert response.json()["detail"] == "Redis is unavailable (ConnectionRefusedError)"
+
+
+async def test_a_database_error_that_is_not_an_outage_is_a_500_and_logged(
+    api_factory: ApiFactory, state_servers: StateServers, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a database without AgentKit's tables: the query is wrong there (a bug of the deployment), not
+    # an outage, and "try again later" would hide it
+    name = unique_name("unmigrated")
+    url = await create_database(state_servers.server_url, name)
+    try:
+        api = await api_factory([], database_url=url.render_as_string(hide_password=False))
+        response = await api.get("/v1/runs/00000000-0000-0000-0000-000000000000", headers=headers())
+    finally:
+        await drop_database(state_servers.server_url, name)
+
+    assert response.status_code == 500
+    assert "retry-after" not in response.headers
+    assert response.json()["code"] == "internal_error"
+    assert "UndefinedTableError" not in response.text  # no internals on the wire...
+    logged = capsys.readouterr().out
+    assert "unhandled_error" in logged  # ...but in the log, with the stack
+    assert "UndefinedTableError" in logged
 
 
 async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) -> None:
