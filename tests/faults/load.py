@@ -1,7 +1,8 @@
 """Load through the real app, and the counts a fault test asserts on.
 
 Clients post runs back to back (every fourth in a session, so Redis is used by runs as well as by
-the rate limiter), read each accepted run back and, now and then, its trace; a poller calls /health.
+the rate limiter), read each accepted run back and, now and then, its trace; readers keep reading
+runs accepted earlier (so reads go on while posts are refused); a poller calls /health.
 Every answer is kept with when it was sent and how long it took. After the servers are back, the
 runs themselves are read from PostgreSQL: what ended how, what is stuck, which trace is short.
 """
@@ -43,7 +44,9 @@ class Load:
 
     url: str
     clients: int = 24
+    readers: int = 2
     answers: list[Answer] = field(default_factory=list)
+    accepted: list[str] = field(default_factory=list)
     stop: asyncio.Event = field(default_factory=asyncio.Event)
     _counter: Iterator[int] = field(default_factory=itertools.count)
 
@@ -52,7 +55,11 @@ class Load:
         limits = httpx.Limits(max_connections=self.clients + 4, max_keepalive_connections=self.clients + 4)
         headers = {"X-API-Key": API_KEY}
         async with httpx.AsyncClient(base_url=self.url, headers=headers, limits=limits, timeout=60.0) as http:
-            await asyncio.gather(self._health(http), *(self._client(http) for _ in range(self.clients)))
+            await asyncio.gather(
+                self._health(http),
+                *(self._reader(http, n) for n in range(self.readers)),
+                *(self._client(http) for _ in range(self.clients)),
+            )
 
     async def _client(self, http: httpx.AsyncClient) -> None:
         while not self.stop.is_set():
@@ -67,6 +74,17 @@ class Load:
             await self._send(http, "get", "GET", f"/v1/runs/{posted.run_id}")
             if n % 5 == 0:
                 await self._send(http, "trace", "GET", f"/v1/runs/{posted.run_id}/trace")
+
+    async def _reader(self, http: httpx.AsyncClient, n: int) -> None:
+        for turn in itertools.count(n):
+            if self.stop.is_set():
+                return
+            if self.accepted:
+                run_id = self.accepted[-1 - turn % min(len(self.accepted), 50)]
+                await self._send(http, "get", "GET", f"/v1/runs/{run_id}")
+                if turn % 2:
+                    await self._send(http, "trace", "GET", f"/v1/runs/{run_id}/trace")
+            await asyncio.sleep(0.1)
 
     async def _health(self, http: httpx.AsyncClient) -> None:
         while not self.stop.is_set():
@@ -84,6 +102,7 @@ class Load:
             if kind == "post" and response.status_code in (201, 202):
                 body = response.json()
                 run_id, run_status = body["id"], body["status"]
+                self.accepted.append(run_id)
             answer = Answer(
                 kind,
                 sent,

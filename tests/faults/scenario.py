@@ -35,6 +35,19 @@ class Outcome:
         start = self.fault_wall[0]
         return [r for r in self.rows if r.started_at and r.finished_at and r.started_at < start < r.finished_at]
 
+    def waits_during_fault(self, kind: str) -> list[float]:
+        """How long each request of this kind (post, get, trace, health) waited while the fault lasted.
+
+        Counted from when it was sent or the fault began, whichever is later, so a request already in
+        flight when the server froze counts with the time the freeze cost it.
+        """
+        waits = []
+        for a in self.load.answers:
+            answered = a.sent_at + a.latency_s
+            if a.kind == kind and a.sent_at < self.fault_end and answered > self.fault_start:
+                waits.append(answered - max(a.sent_at, self.fault_start))
+        return waits
+
     def after_recovery(self, kind: str) -> list[Answer]:
         """Answers to requests sent a second or more after the app recovered."""
         return self.load.sent_between(self.recovered_at + 1.0, float("inf"), kind)
@@ -60,12 +73,13 @@ async def under_load(
         await asyncio.wait_for(running, 120)
     rows = await settled_runs(dsn)
     outcome = Outcome(load, tally(load, rows), rows, fault_start, fault_end, recovered_at, (wall_start, wall_end))
-    during = load.sent_between(fault_start, fault_end)
     _log.info(
         "fault_outcome",
         summary=outcome.tally.line(),
-        slowest_api_s=round(max((a.latency_s for a in during if a.kind != "health"), default=0.0), 2),
-        slowest_health_s=round(max((a.latency_s for a in during if a.kind == "health"), default=0.0), 2),
+        longest_waits_s={
+            kind: round(max(outcome.waits_during_fault(kind), default=0.0), 2)
+            for kind in ("post", "get", "trace", "health")
+        },
         caught_mid_work=len(outcome.caught),
         recovered_after_s=round(recovered_at - fault_end, 2),
     )

@@ -47,7 +47,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, rename="upper", forbid
     # seconds instead of hanging it: a new connection, a free pooled connection, one statement.
     database_connect_timeout_s: PositiveFloat = 3.0
     database_pool_timeout_s: PositiveFloat = 3.0
-    database_statement_timeout_s: PositiveFloat = 5.0
+    database_statement_timeout_s: PositiveFloat = 3.0
     # One try of a trace batch; a try that takes longer (or fails for an outage) is retried, never dropped.
     trace_write_timeout_s: PositiveFloat = 5.0
     redis_key_prefix: str = "agentkit:"

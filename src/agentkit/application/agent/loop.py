@@ -51,7 +51,10 @@ class AgentLoop:
       the run's lease; StaleAttempt stops them at once.
     - Limits: max steps, repeated calls and token budget (the pure policy), the run timeout, each
       tool's timeout (the registry), and cancel, honoured at every step boundary.
-    - The final status is always persisted, whatever happens, also when the task is cancelled.
+    - The final status is persisted whatever happens, also when the task is cancelled (one last
+      bounded try, LAST_SAVE_S). A run that cannot store it, the store down past the retry budget or
+      at shutdown, says so in the log and is left to the sweeper, which ends it `expired` once its
+      lease lapses: every run still reaches a terminal status.
     """
 
     def __init__(
