@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agentkit.adapters.outage import OutageWatch
@@ -204,3 +204,25 @@ async def test_the_repository_notes_an_outage_it_sees(unused_tcp_port: int) -> N
     assert repo.watch.down_since is not None
     assert repo.watch.back_at is None
     await engine.dispose()
+
+
+async def test_a_batch_that_times_out_is_retried_until_stored_once(pg_engine: AsyncEngine) -> None:
+    run = finished_run(T0)
+    await SqlaRunRepository(pg_engine).add(run)
+    sink = SqlaTraceSink(pg_engine, write_timeout_s=0.2, backoff=Backoff(first_s=0.05, cap_s=0.1))
+
+    async with pg_engine.connect() as blocker:
+        # a database too busy to take the batch in time: each try waits on the lock and times out
+        await blocker.execute(text("LOCK TABLE steps IN ACCESS EXCLUSIVE MODE"))
+        for step_no in (1, 2, 3):
+            await sink.record(tool_step(run.id, step_no))
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(1.0):
+                await sink.flush()  # not stored yet, and flush does not pretend otherwise
+        await blocker.rollback()
+    await asyncio.wait_for(sink.flush(), 30)
+
+    assert sink.retried_writes >= 2
+    assert sink.failed_writes == 0
+    assert [step.step_no for step in await sink.steps(run.id)] == [1, 2, 3]  # each once, none dropped
+    await sink.aclose()
