@@ -37,8 +37,17 @@ def answer(text: str) -> LLMResponse:
 class RealStack:
     """A loop over Postgres runs and trace and Redis sessions."""
 
-    def __init__(self, engine: AsyncEngine, redis: Redis, prefix: str, *, trace: TraceSink | None = None) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        redis: Redis,
+        prefix: str,
+        *,
+        trace: TraceSink | None = None,
+        store_retry_s: float = 300.0,
+    ) -> None:
         clock = SystemClock()
+        self._store_retry_s = store_retry_s
         self.runs = SqlaRunRepository(engine)
         self.trace = SqlaTraceSink(engine)
         self.sessions = RedisSessionStore(redis, clock=clock, prefix=prefix)
@@ -47,7 +56,7 @@ class RealStack:
 
     async def run(self, script: Sequence[LLMResponse], goal: str, *, session: str | None = None) -> Run:
         self.llm = ScriptedLLMClient(script)
-        config = AgentConfig(max_steps=5)
+        config = AgentConfig(max_steps=5, store_retry_s=self._store_retry_s)
         loop = AgentLoop(
             llm=self.llm,
             tools=ToolRegistry([add], default_timeout_s=5, output_max_chars=1000),
@@ -101,16 +110,23 @@ async def test_a_session_carries_the_conversation_into_the_next_run(
     assert all(m.tool_call_id in asked for m in tool_results)
 
 
-async def test_a_trace_sink_whose_database_is_down_does_not_fail_the_run(
+async def test_a_run_whose_trace_database_stays_down_keeps_its_answer_but_does_not_claim_success(
     pg_engine: AsyncEngine, redis_client: Redis, redis_prefix: str, unused_tcp_port: int
 ) -> None:
     dead = create_engine(parse_database_url(f"postgresql://postgres@127.0.0.1:{unused_tcp_port}/nowhere"))
     down = SqlaTraceSink(dead, write_timeout_s=1)
-    stack = RealStack(pg_engine, redis_client, redis_prefix, trace=down)
+    stack = RealStack(pg_engine, redis_client, redis_prefix, trace=down, store_retry_s=1.5)
 
     run = await stack.run([calls_add("c1", 1, 1), answer("2")], "1 + 1?")
 
-    assert run.status is RunStatus.SUCCEEDED
+    # the run waited for its trace (retried all along), then ended without claiming a complete trace
+    assert run.status is RunStatus.FAILED
+    assert run.answer == "2"
+    assert run.failure_reason is not None
+    assert "its steps could not be stored" in run.failure_reason
     assert await stack.runs.get(run.id) == run
-    assert down.failed_writes == 3
+    assert down.failed_writes == 0  # nothing given up: an outage is retried, not dropped
+    assert down.retried_writes >= 1
+    assert down.pending == 3
+    await down.aclose(timeout_s=0.1)
     await dead.dispose()

@@ -43,8 +43,17 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, rename="upper", forbid
     # requests 30 + 0 served 315 runs/s where 20 + 10 served 200.
     database_pool_size: PositiveInt = 30
     database_max_overflow: NonNegativeInt = 0
-    trace_write_timeout_s: PositiveFloat = 2.0
+    # Bounds on every wait for PostgreSQL, so a server that is down or frozen costs a request a 503 within
+    # seconds instead of hanging it: a new connection, a free pooled connection, one statement.
+    database_connect_timeout_s: PositiveFloat = 3.0
+    database_pool_timeout_s: PositiveFloat = 3.0
+    database_statement_timeout_s: PositiveFloat = 3.0
+    # One try of a trace batch; a try that takes longer (or fails for an outage) is retried, never dropped.
+    trace_write_timeout_s: PositiveFloat = 5.0
     redis_key_prefix: str = "agentkit:"
+    # Bounds on waiting for Redis: a new connection, and each reply.
+    redis_connect_timeout_s: PositiveFloat = 2.0
+    redis_socket_timeout_s: PositiveFloat = 2.0
     # --- LLM providers ---
     # demo: a rule-based stand-in that answers AgentKit's own demo questions with the built-in tools,
     # so a fresh install runs; a real deployment names openai, gemini or a plug-in.
@@ -84,6 +93,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, rename="upper", forbid
     # On SIGTERM: waits end at once, new runs are refused, running runs get this long to finish
     # before they are interrupted (recorded as failed: interrupted); the process exits soon after.
     shutdown_grace_s: Annotated[float, msgspec.Meta(ge=0)] = 10.0
+    # How long a run keeps retrying the writes its outcome depends on (start, trace, final status) while
+    # PostgreSQL is unavailable, its lease renewed meanwhile; past it the run is left to the sweeper.
+    run_store_retry_s: PositiveFloat = 300.0
     max_body_bytes: PositiveInt = 65536
     host: str = "127.0.0.1"
     port: Annotated[int, msgspec.Meta(ge=1, le=65535)] = 8000

@@ -75,6 +75,7 @@ class CoreProvider(Provider):
             repeat_limit=settings.max_repeated_calls,
             run_timeout_s=settings.run_timeout_s,
             lease_s=settings.run_lease_s,
+            store_retry_s=settings.run_store_retry_s,
         )
 
     @provide(scope=Scope.APP)

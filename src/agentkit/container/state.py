@@ -70,11 +70,12 @@ def plan_state(settings: Settings) -> StatePlan:
 
 
 class StateConnections:
-    """The open engine and Redis client, or None for a store that lives in memory."""
+    """The open engine and Redis client, or None for a store that lives in memory (and Redis's URL, for probes)."""
 
-    def __init__(self, engine: AsyncEngine | None, redis: Redis | None) -> None:
+    def __init__(self, engine: AsyncEngine | None, redis: Redis | None, redis_url: str | None = None) -> None:
         self.engine = engine
         self.redis = redis
+        self.redis_url = redis_url
 
 
 class StateProvider(Provider):
@@ -98,6 +99,7 @@ class StateProvider(Provider):
         embedded = EmbeddedServers(Path(settings.agentkit_data_dir))
         engine: AsyncEngine | None = None
         redis: Redis | None = None
+        redis_url: str | None = None
         try:
             if plan.postgres != "memory":
                 url = (
@@ -107,7 +109,12 @@ class StateProvider(Provider):
                 )
                 assert url is not None  # noqa: S101 - plan_state saw a URL or POSTGRES_HOST
                 engine = create_engine(
-                    url, pool_size=settings.database_pool_size, max_overflow=settings.database_max_overflow
+                    url,
+                    pool_size=settings.database_pool_size,
+                    max_overflow=settings.database_max_overflow,
+                    connect_timeout_s=settings.database_connect_timeout_s,
+                    pool_timeout_s=settings.database_pool_timeout_s,
+                    statement_timeout_s=settings.database_statement_timeout_s,
                 )
                 if plan.postgres == "embedded":
                     await AlembicSchemaMigrator(engine).upgrade()
@@ -116,9 +123,14 @@ class StateProvider(Provider):
             if plan.redis != "memory":
                 redis_url = await embedded.start_redis() if plan.redis == "embedded" else settings.redis_url
                 assert redis_url is not None  # noqa: S101 - plan_state saw REDIS_URL
-                redis = create_redis(redis_url, password=settings.redis_password)
+                redis = create_redis(
+                    redis_url,
+                    password=settings.redis_password,
+                    socket_timeout_s=settings.redis_socket_timeout_s,
+                    connect_timeout_s=settings.redis_connect_timeout_s,
+                )
             _log.info("state_ready", postgres=plan.postgres, redis=plan.redis)
-            yield StateConnections(engine, redis)
+            yield StateConnections(engine, redis, redis_url)
         finally:
             if redis is not None:
                 await redis.aclose()
@@ -143,7 +155,7 @@ class StateProvider(Provider):
         try:
             yield sink
         finally:
-            await sink.aclose()
+            await sink.aclose()  # bounded: steps still unwritten with the store down are logged as lost
 
     @provide
     def sessions(self, conns: StateConnections, settings: Settings, clock: Clock) -> SessionStore:

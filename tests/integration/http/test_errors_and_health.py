@@ -1,14 +1,17 @@
 """Problem details for bad requests, /health, the OpenAPI document, and runs whose executor died."""
 
+import re
 from datetime import timedelta
 
 import pytest
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agentkit.adapters.postgres import create_database, drop_database
 from agentkit.adapters.postgres.tables import runs as runs_table
 from agentkit.domain.messages import LLMResponse
 from tests.integration.http.conftest import ApiFactory, headers
+from tests.state_fixtures import StateServers, unique_name
 
 pytestmark = pytest.mark.integration
 
@@ -123,7 +126,31 @@ async def test_a_redis_outage_on_run_creation_is_a_503(api_factory: ApiFactory, 
     response = await api.post("/v1/runs", json={"goal": "x"}, headers=headers())
 
     assert response.status_code == 503
-    assert response.json()["detail"] == "Redis is unavailable (ConnectionError)"
+    assert response.headers["retry-after"] == "5"
+    # named by the most specific cause redis-py kept: the refused socket, or its own ConnectionError
+    assert re.fullmatch(r"Redis is unavailable \((ConnectionRefusedError|ConnectionError)\)", response.json()["detail"])
+
+
+async def test_a_database_error_that_is_not_an_outage_is_a_500_and_logged(
+    api_factory: ApiFactory, state_servers: StateServers, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a database without AgentKit's tables: the query is wrong there (a bug of the deployment), not
+    # an outage, and "try again later" would hide it
+    name = unique_name("unmigrated")
+    url = await create_database(state_servers.server_url, name)
+    try:
+        api = await api_factory([], database_url=url.render_as_string(hide_password=False))
+        response = await api.get("/v1/runs/00000000-0000-0000-0000-000000000000", headers=headers())
+    finally:
+        await drop_database(state_servers.server_url, name)
+
+    assert response.status_code == 500
+    assert "retry-after" not in response.headers
+    assert response.json()["code"] == "internal_error"
+    assert "UndefinedTableError" not in response.text  # no internals on the wire...
+    logged = capsys.readouterr().out
+    assert "unhandled_error" in logged  # ...but in the log, with the stack
+    assert "UndefinedTableError" in logged
 
 
 async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) -> None:

@@ -13,6 +13,7 @@ from agentkit.adapters.memory import (
 )
 from agentkit.adapters.scheduling import InlineRunScheduler
 from agentkit.application.agent import AgentConfig, AgentLoop
+from agentkit.application.backoff import Backoff, Sleep
 from agentkit.application.ports.trace_sink import TraceSink
 from agentkit.application.runs.cancel_run import CancelRun
 from agentkit.application.runs.create_run import CreateRun, CreateRunInput
@@ -51,11 +52,15 @@ class Harness:
         *,
         config: AgentConfig | None = None,
         trace: TraceSink | None = None,
+        observers: Sequence[TraceSink] | None = None,
         tool_timeout_s: float = 5.0,
         token_budget: int | None = None,
         runs: InMemoryRunRepository | None = None,
+        clock: FixedClock | None = None,
+        sleep: Sleep | None = None,
+        backoff: Backoff | None = None,
     ) -> None:
-        self.clock = FixedClock()
+        self.clock = clock or FixedClock()
         self.runs = runs or InMemoryRunRepository()
         self.store = InMemoryTraceSink()
         self.sessions = InMemorySessionStore(self.clock, max_messages=50)
@@ -70,7 +75,9 @@ class Harness:
             sessions=self.sessions,
             clock=self.clock,
             config=self.config,
-            observers=[self.store] if trace is not None else [],
+            observers=observers if observers is not None else [self.store] if trace is not None else [],
+            **({"sleep": sleep} if sleep is not None else {}),
+            backoff=backoff,
         )
         self.create = CreateRun(
             runs=self.runs,

@@ -225,15 +225,30 @@ async def test_cancel_is_honoured_at_the_next_step_boundary() -> None:
     assert again.status is RunStatus.CANCELLED  # cancelled never flips back
 
 
-async def test_a_failing_trace_sink_is_logged_and_the_run_goes_on() -> None:
+async def test_a_failing_observer_is_logged_and_the_run_goes_on() -> None:
+    observer = FailingTraceSink()
+    h = Harness([calls(call("add", a=2, b=2)), answer("4")], [add], observers=[observer])
+
+    run = await h.run("2+2")
+
+    assert run.status is RunStatus.SUCCEEDED
+    assert observer.attempts == 3
+    assert len(await h.steps(run)) == 3  # the durable trace has every step
+
+
+async def test_a_run_whose_trace_sink_refuses_its_steps_keeps_its_answer_but_does_not_succeed() -> None:
     sink = FailingTraceSink()
     h = Harness([calls(call("add", a=2, b=2)), answer("4")], [add], trace=sink)
 
     run = await h.run("2+2")
 
-    assert run.status is RunStatus.SUCCEEDED
+    # "succeeded" promises a complete trace to audit the run by; the answer still reaches the caller
+    assert run.status is RunStatus.FAILED
+    assert run.answer == "4"
+    assert run.failure_reason == "the run finished, but 3 of its 3 steps could not be recorded"
+    assert await h.runs.get(run.id) == run
     assert sink.attempts == 3
-    assert len(await h.steps(run)) == 3  # the other observer still saw every step
+    assert len(await h.steps(run)) == 3  # the observer still saw every step
 
 
 async def test_a_session_continues_across_runs() -> None:

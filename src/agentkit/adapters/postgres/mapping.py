@@ -22,6 +22,15 @@ class _LLMResult(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     attempts: int = 1
 
 
+def _text(value: str | None) -> str | None:
+    # PostgreSQL's text cannot hold NUL, and would refuse the whole row: what a model or a tool
+    # produced (an answer, an error, a binary file read as text) keeps the rest, NUL as U+FFFD.
+    # (JSONB columns get the same treatment in the engine's JSON serializer.)
+    if value is not None and "\x00" in value:
+        return value.replace("\x00", "\ufffd")
+    return value
+
+
 def is_uuid(value: str) -> bool:
     """Whether a run id can be a `runs.id`: a UUID in its canonical spelling, the one run ids have.
 
@@ -43,10 +52,10 @@ def run_to_row(run: Run) -> dict[str, Any]:
         "session_id": run.session_id,
         "goal": run.goal,
         "status": run.status.value,
-        "final_answer": run.answer,
+        "final_answer": _text(run.answer),
         "output": run.output,
         "output_schema": run.output_schema,
-        "failure_reason": run.failure_reason,
+        "failure_reason": _text(run.failure_reason),
         "max_steps": run.max_steps,
         "token_budget": run.token_budget,
         "total_input_tokens": run.input_tokens,
@@ -107,7 +116,7 @@ def step_to_row(step: Step) -> dict[str, Any]:
                 finish_reason=step.finish_reason,
                 attempts=step.attempts,
             ),
-            "error": step.error,
+            "error": _text(step.error),
             "latency_ms": step.latency_ms,
             "input_tokens": step.usage.input_tokens,
             "output_tokens": step.usage.output_tokens,
@@ -115,11 +124,11 @@ def step_to_row(step: Step) -> dict[str, Any]:
     return {
         **common,
         "kind": "tool",
-        "tool_name": step.tool_name,
-        "call_id": step.call_id,
+        "tool_name": _text(step.tool_name),
+        "call_id": _text(step.call_id),
         "args": step.arguments,
         "result": step.result,
-        "error": step.result.error,
+        "error": _text(step.result.error),
         "latency_ms": step.latency_ms,
         "input_tokens": 0,
         "output_tokens": 0,

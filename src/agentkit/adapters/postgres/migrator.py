@@ -10,11 +10,14 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agentkit.adapters.outage import store_outage
+from agentkit.adapters.postgres.engine import create_engine
 from agentkit.application.errors import ConfigurationError
 from agentkit.application.ports.schema_migrator import SchemaMigrator
 
 # Any constant works; it only has to be the same in every AgentKit process.
 _MIGRATION_LOCK_KEY: Final = 0x4147_4B54  # "AGKT"
+_postgres = store_outage("PostgreSQL")
 
 
 def find_migrations() -> Path:
@@ -48,12 +51,20 @@ class AlembicSchemaMigrator(SchemaMigrator):
         config.attributes["connection"] = connection
         return config
 
+    @_postgres
     async def upgrade(self) -> None:
         """Apply the migrations not yet applied."""
-        async with self._engine.begin() as conn:
-            await conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY})
-            await conn.run_sync(lambda sync_conn: command.upgrade(self._config(sync_conn), "head"))
+        # On a connection of its own, without the engine's statement timeout: a migration that
+        # rewrites or indexes a large table may take minutes, where a request's statement takes milliseconds.
+        engine = create_engine(self._engine.url, pool_size=1, max_overflow=0, statement_timeout_s=None)
+        try:
+            async with engine.begin() as conn:
+                await conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY})
+                await conn.run_sync(lambda sync_conn: command.upgrade(self._config(sync_conn), "head"))
+        finally:
+            await engine.dispose()
 
+    @_postgres
     async def current(self) -> str | None:
         """The revision recorded in `alembic_version`, or None."""
         async with self._engine.connect() as conn:

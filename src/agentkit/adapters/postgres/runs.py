@@ -1,23 +1,26 @@
 """The Postgres RunRepository."""
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
 from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from agentkit.adapters.outage import store_outage
+from agentkit.adapters.outage import OutageWatch, store_outage
 from agentkit.adapters.postgres.mapping import is_uuid, row_to_run, run_to_row
 from agentkit.adapters.postgres.tables import runs
-from agentkit.application.errors import IdempotencyConflict, StaleAttempt
+from agentkit.application.errors import IdempotencyConflict, StaleAttempt, StoreUnavailable
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.domain.ids import OwnerId, RunId
 from agentkit.domain.run import Run, RunStatus, expire
 
-_postgres = store_outage("PostgreSQL")
+P = ParamSpec("P")
+R = TypeVar("R")
+_guarded = store_outage("PostgreSQL")
 _UNFINISHED: Final = (RunStatus.PENDING.value, RunStatus.RUNNING.value)
 _IDEMPOTENCY_INDEX: Final = "uq_runs_owner_idempotency_key"
 _PRUNE_BATCH: Final = 1000
@@ -53,16 +56,44 @@ _EXPIRE: Final = (
 )
 
 
+def _postgres(
+    method: Callable[Concatenate["SqlaRunRepository", P], Coroutine[Any, Any, R]],
+) -> Callable[Concatenate["SqlaRunRepository", P], Coroutine[Any, Any, R]]:
+    """PostgreSQL's outages as StoreUnavailable; the repository's OutageWatch hears of each, and of the recovery."""
+    guarded = _guarded(method)
+
+    @functools.wraps(method)
+    async def watched(self: "SqlaRunRepository", /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            result = await guarded(self, *args, **kwargs)
+        except StoreUnavailable:
+            self.watch.failed()
+            raise
+        self.watch.answered()
+        return result
+
+    return watched
+
+
 class SqlaRunRepository(RunRepository):
     """Runs in the `runs` table. Every method is one short transaction of its own.
 
     A method that sends one statement sends it in autocommit mode: PostgreSQL makes a single
     statement atomic by itself, and the BEGIN and COMMIT round trips would double its cost.
+
+    Every method raises StoreUnavailable when PostgreSQL cannot serve (see `agentkit.adapters.outage`),
+    and tells `watch` what it saw: a lease that lapsed while the database was unreachable is not
+    expired until live executors have had the watch's grace to renew it (`expire_lapsed`).
+
+    Args:
+        engine: The shared engine.
+        watch: This process's view of PostgreSQL's outages (a fresh one by default).
     """
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, *, watch: OutageWatch | None = None) -> None:
         self._engine = engine
         self._single = engine.execution_options(isolation_level="AUTOCOMMIT")
+        self.watch = watch or OutageWatch()
 
     @_postgres
     async def add(self, run: Run) -> None:
@@ -124,10 +155,10 @@ class SqlaRunRepository(RunRepository):
 
     @_postgres
     async def lapsed(self, now: datetime, *, limit: int = 100) -> list[Run]:
-        """Unfinished runs whose lease expired before `now`, the longest-lapsed first."""
+        """Unfinished runs whose lease expired before `now` (see `expire_lapsed` on outages), longest-lapsed first."""
         query = (
             select(runs)
-            .where(runs.c.status.in_(_UNFINISHED), runs.c.expires_at < now)
+            .where(runs.c.status.in_(_UNFINISHED), runs.c.expires_at < self.watch.lapse_cutoff(now))
             .order_by(runs.c.expires_at)
             .limit(limit)
         )
@@ -161,10 +192,14 @@ class SqlaRunRepository(RunRepository):
         The rows are locked while they change (FOR UPDATE), so a lease renewed meanwhile is seen and
         the run is left alone; SKIP LOCKED lets two sweepers share the work instead of doing it twice.
         The change itself is the domain's `expire`, the same the in-memory repository applies.
+
+        Just after an outage, only leases that lapsed before it began count (`OutageWatch.lapse_cutoff`):
+        during it no executor could renew, and once the database is back a live one renews within
+        a second or two; without this, a sweep in that moment would expire finished work waiting to be saved.
         """
         query = (
             select(runs)
-            .where(runs.c.status.in_(_UNFINISHED), runs.c.expires_at < now)
+            .where(runs.c.status.in_(_UNFINISHED), runs.c.expires_at < self.watch.lapse_cutoff(now))
             .order_by(runs.c.expires_at)
             .limit(limit)
             .with_for_update(skip_locked=True)

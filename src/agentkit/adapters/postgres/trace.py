@@ -2,74 +2,118 @@
 
 import asyncio
 import contextlib
-from typing import Any
+import uuid
+from typing import Any, Final
 
 import structlog
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from agentkit.adapters.outage import is_outage, store_outage
 from agentkit.adapters.postgres.mapping import is_uuid, row_to_step, step_to_row
 from agentkit.adapters.postgres.tables import steps
+from agentkit.application.backoff import Backoff, Sleep
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
 from agentkit.domain.ids import RunId
 from agentkit.domain.steps import Step
 
 _log = structlog.get_logger(__name__)
-# Built once: SQLAlchemy then reuses its cache key and compiled form on every write.
-_INSERT_STEP = steps.insert()
+_postgres = store_outage("PostgreSQL")
+# Built once: SQLAlchemy then reuses its cache key and compiled form on every write. Each row carries
+# an id given when it was queued, so a batch written again after a timeout (the first try may have
+# landed, only its answer lost) adds nothing twice.
+_INSERT_STEPS: Final = insert(steps).on_conflict_do_nothing(index_elements=[steps.c.id])
+_READ_FLUSH_S: Final = 1.0
+
+Row = tuple[Step, dict[str, Any]]
 
 
 class SqlaTraceSink(TraceSink, TraceReader):
-    """Writes steps to `steps` in batches; a write that fails is logged and dropped.
+    """Writes steps to `steps` in batches; a batch is retried until it is stored.
 
     `record` queues the step and returns at once; one writer task inserts everything queued in
     one autocommitted statement. An idle sink so writes a step the moment it comes, and under load
     the steps of many runs share a round trip instead of queueing for connections. `flush` waits
-    until what was recorded before it is written: the loop calls it before it stores a run's final
-    status, so a finished run's trace is complete.
+    until what was recorded before it is stored: the loop calls it before it stores a run's final
+    status, so a run is seen to end only once its trace is complete.
 
-    The trace must never fail or stall a run (the spec's rule): a batch gives up after
-    `write_timeout_s` and every error is logged and swallowed; `failed_writes` counts lost steps.
+    A batch that fails because the store is unavailable (down, restarting, frozen, too slow:
+    `write_timeout_s`) is retried with backoff, in order, until it is written; nothing is dropped
+    for an outage. A batch that fails for its content is split in halves until the bad rows are
+    alone; only a row the database refuses on its own (its run was deleted) is given up, logged and
+    counted in `failed_writes`. Recording never waits for the database, so the trace never stalls a
+    run's steps; a run waits for its trace only at its end.
 
     Args:
         engine: The shared engine; the sink uses it in autocommit mode (no BEGIN/COMMIT round trips).
-        write_timeout_s: The longest one batch may take, connecting included.
+        write_timeout_s: The longest one try of a batch may take, waiting for a connection included;
+            a try that takes longer is retried.
         max_batch: The most steps one statement carries.
+        backoff: The waits between tries of a batch that failed for an outage.
+        sleep: Waits between tries (tests pass a fake).
     """
 
-    def __init__(self, engine: AsyncEngine, *, write_timeout_s: float = 2.0, max_batch: int = 500) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        *,
+        write_timeout_s: float = 5.0,
+        max_batch: int = 500,
+        backoff: Backoff | None = None,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
         self._writer = engine.execution_options(isolation_level="AUTOCOMMIT")
         self._reader = engine
         self._timeout_s = write_timeout_s
         self._max_batch = max_batch
-        self._queue: list[tuple[Step, dict[str, Any]]] = []
+        self._backoff = backoff or Backoff(first_s=0.05, cap_s=2.0)
+        self._sleep = sleep
+        self._queue: list[Row] = []
         self._queued = 0  # steps ever queued
         self._settled = 0  # steps written or given up on
         self._wake = asyncio.Event()
         self._progress = asyncio.Condition()
         self._task: asyncio.Task[None] | None = None
         self.failed_writes = 0
+        self.retried_writes = 0  # tries of a batch that failed for an outage and were made again
+
+    @property
+    def pending(self) -> int:
+        """Steps recorded and not yet written (nor given up on)."""
+        return self._queued - self._settled
 
     async def record(self, step: Step) -> None:
         """Queue the step for the writer task."""
-        self._queue.append((step, step_to_row(step)))
+        row = step_to_row(step)
+        row["id"] = str(uuid.uuid4())
+        self._queue.append((step, row))
         self._queued += 1
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._write_forever(), name="agentkit-trace-writer")
         self._wake.set()
 
     async def flush(self) -> None:
-        """Wait until every step recorded so far is written or given up on."""
+        """Wait until every step recorded so far is written (or, for a row the database refuses, given up on).
+
+        While the store is down this waits: the caller bounds it (the loop does, with its retry budget).
+        """
         target = self._queued
         if self._settled >= target:
             return
         async with self._progress:
             await self._progress.wait_for(lambda: self._settled >= target)
 
-    async def aclose(self) -> None:
-        """Write what is queued, then stop the writer task."""
-        await self.flush()
+    async def aclose(self, timeout_s: float = 5.0) -> None:
+        """Write what is queued, waiting at most `timeout_s`, then stop the writer task.
+
+        Steps still unwritten then (the store is down at shutdown) are lost; they are logged as such.
+        """
+        try:
+            async with asyncio.timeout(timeout_s):
+                await self.flush()
+        except TimeoutError:
+            _log.error("trace_steps_abandoned", steps=self.pending, waited_s=timeout_s)
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -86,37 +130,58 @@ class SqlaTraceSink(TraceSink, TraceReader):
                 async with self._progress:
                     self._progress.notify_all()
 
-    async def _write(self, batch: list[tuple[Step, dict[str, Any]]]) -> None:
-        try:
-            async with asyncio.timeout(self._timeout_s), self._writer.connect() as conn:
-                await conn.execute(_INSERT_STEP, [row for _, row in batch])
-        except IntegrityError as exc:
-            if len(batch) > 1:
-                # one bad row (its run deleted, say) must not cost the other runs their steps
-                for item in batch:
-                    await self._write([item])
+    async def _write(self, batch: list[Row]) -> None:
+        """Store the batch: retried through an outage, split around a bad row."""
+        retry = 0
+        while True:
+            try:
+                async with asyncio.timeout(self._timeout_s), self._writer.connect() as conn:
+                    await conn.execute(_INSERT_STEPS, [row for _, row in batch])
+                if retry:
+                    _log.info("trace_write_recovered", steps=len(batch), retries=retry)
                 return
-            self._give_up(batch, exc)
-        except Exception as exc:  # any other failure of the trace store is the same to the run: go on
-            self._give_up(batch, exc)
+            except Exception as exc:
+                if not is_outage(exc):
+                    await self._split(batch, exc)
+                    return
+                retry += 1
+                self.retried_writes += 1
+                if retry & (retry - 1) == 0:  # the 1st, 2nd, 4th... retry of this batch
+                    self._log_failure("trace_write_retrying", batch, exc, retry=retry)
+                await self._sleep(self._backoff.delay(retry))
 
-    def _give_up(self, batch: list[tuple[Step, dict[str, Any]]], exc: Exception) -> None:
-        self.failed_writes += len(batch)
+    async def _split(self, batch: list[Row], exc: Exception) -> None:
+        # one bad row (its run deleted, say) must not cost the other runs their steps
+        if len(batch) == 1:
+            self.failed_writes += 1
+            self._log_failure("trace_write_failed", batch, exc)
+            return
+        half = len(batch) // 2
+        await self._write(batch[:half])
+        await self._write(batch[half:])
+
+    def _log_failure(self, event: str, batch: list[Row], exc: Exception, **extra: Any) -> None:
         first = batch[0][0]
         _log.warning(
-            "trace_write_failed",
+            event,
             steps=len(batch),
             run_id=first.run_id,
             step_no=first.step_no,
             error_type=type(exc).__name__,
             error=str(exc)[:300],
+            **extra,
         )
 
+    @_postgres
     async def steps(self, run_id: RunId) -> list[Step]:
-        """The run's steps ordered by step number (what this process recorded is written first)."""
+        """The run's steps ordered by step number (what this process recorded is written first, if it can be)."""
         if not is_uuid(run_id):
             return []
-        await self.flush()
+        # A reader in this process sees what it recorded; while the store is down the read below
+        # says so (StoreUnavailable) rather than waiting on the writer.
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_READ_FLUSH_S):
+                await self.flush()
         query = select(steps).where(steps.c.run_id == run_id).order_by(steps.c.step_no, steps.c.created_at)
         async with self._reader.connect() as conn:
             rows = (await conn.execute(query)).mappings().all()

@@ -32,6 +32,8 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True):
         repeat_limit: Identical tool calls in a row that stop a run.
         run_timeout_s: Wall time a run may take.
         lease_s: How long an executor's lease on a run lasts without a heartbeat.
+        store_retry_s: How long a run keeps retrying a write its outcome depends on (its start, its
+            trace, its final status) while the store is unavailable; its lease is renewed meanwhile.
     """
 
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
@@ -39,3 +41,4 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True):
     repeat_limit: int = 3
     run_timeout_s: float = 120.0
     lease_s: float = 30.0
+    store_retry_s: float = 300.0

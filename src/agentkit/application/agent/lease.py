@@ -5,6 +5,7 @@ from datetime import timedelta
 
 import structlog
 
+from agentkit.application.backoff import Backoff, Sleep
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.domain.ids import RunId
@@ -21,13 +22,21 @@ class LeaseKeeper:
 
     It also knows which held runs are to cancel: a cancel made in this process is marked at once
     (`mark_cancelled`), one made in another process arrives with the next renewal.
+
+    A renewal that fails (the store is down) is tried again soon, with a backoff capped well below the
+    interval, rather than a whole interval later: once the store is back, the leases are renewed
+    within a second or two, before the sweeper's next look at them. A run keeps being held, and
+    renewed, for as long as its executor retries its writes, so finished work waiting for the store
+    is not taken for a dead worker's.
     """
 
-    def __init__(self, *, runs: RunRepository, clock: Clock, lease_s: float) -> None:
+    def __init__(self, *, runs: RunRepository, clock: Clock, lease_s: float, sleep: Sleep = asyncio.sleep) -> None:
         self._runs = runs
         self._clock = clock
+        self._sleep = sleep
         self._lease = timedelta(seconds=lease_s)
         self._interval_s = lease_s / 3
+        self._retry = Backoff(first_s=min(0.25, self._interval_s / 4), cap_s=min(1.0, self._interval_s / 2))
         self._held: set[RunId] = set()
         self._cancelled: set[RunId] = set()
         self._task: asyncio.Task[None] | None = None
@@ -53,14 +62,21 @@ class LeaseKeeper:
         return run_id in self._cancelled
 
     async def _renew(self) -> None:
+        failures = 0
         while self._held:
-            await asyncio.sleep(self._interval_s)
+            # after a failure, retry soon (the bound grows from a quarter second to one second)
+            await self._sleep(self._retry.delay(failures) if failures else self._interval_s)
             if not self._held:
                 break
             now = self._clock.now()
             try:
                 cancelled = await self._runs.renew_leases(sorted(self._held), now=now, until=now + self._lease)
-                self._cancelled.update(cancelled & self._held)
             except Exception as exc:
-                # the next tick tries again; a lease lapses only after three missed renewals
-                logger.warning("lease_renewal_failed", runs=len(self._held), error=str(exc))
+                failures += 1
+                if failures & (failures - 1) == 0:  # the 1st, 2nd, 4th... failure in a row
+                    logger.warning("lease_renewal_failed", runs=len(self._held), failures=failures, error=str(exc))
+                continue
+            if failures:
+                logger.info("lease_renewal_recovered", runs=len(self._held), failures=failures)
+            failures = 0
+            self._cancelled.update(cancelled & self._held)

@@ -1,14 +1,15 @@
 """The agent loop: ask the model, run the tools it asks for, feed the results back, repeat."""
 
 import asyncio
-from collections.abc import Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 
 from agentkit.application.agent.config import STRUCTURED_OUTPUT_PROMPT, STRUCTURED_OUTPUT_REMINDER, AgentConfig
 from agentkit.application.agent.lease import LeaseKeeper
+from agentkit.application.backoff import Backoff, Sleep, until_stored
 from agentkit.application.errors import LLMError, StaleAttempt, StoreUnavailable
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.llm_client import LLMClient
@@ -27,6 +28,11 @@ from agentkit.domain.steps import LLMStep, Step, ToolStep
 from agentkit.domain.tools import ToolSchema
 
 logger = structlog.get_logger(__name__)
+T = TypeVar("T")
+
+# After the process was told to stop (the task cancelled), one more try to store what the run has, for
+# at most this long: shutdown must not wait on a store that is down.
+LAST_SAVE_S = 3.0
 
 
 class AgentLoop:
@@ -36,11 +42,19 @@ class AgentLoop:
     - The conversation is the system prompt, the session's history, then the goal; tool output
       goes only into tool-role messages, never into the system prompt.
     - Tool calls of one turn run one after another, in the order the model gave them.
-    - Every LLM call and every tool call is recorded as a step; a failing trace sink is logged
+    - Every LLM call and every tool call is recorded as a step. A run's final status is written
+      only once its trace is stored (the durable sink flushed); a run whose trace could not be
+      stored does not end `succeeded` but `failed`, its answer kept. Observers that fail are logged
       and the run goes on.
+    - The writes a run's outcome depends on (its start, its trace, its final status) are retried
+      through a store outage, with backoff, for up to `store_retry_s`, while the lease keeper keeps
+      the run's lease; StaleAttempt stops them at once.
     - Limits: max steps, repeated calls and token budget (the pure policy), the run timeout, each
       tool's timeout (the registry), and cancel, honoured at every step boundary.
-    - The final status is always persisted, whatever happens, also when the task is cancelled.
+    - The final status is persisted whatever happens, also when the task is cancelled (one last
+      bounded try, LAST_SAVE_S). A run that cannot store it, the store down past the retry budget or
+      at shutdown, says so in the log and is left to the sweeper, which ends it `expired` once its
+      lease lapses: every run still reaches a terminal status.
     """
 
     def __init__(
@@ -54,6 +68,8 @@ class AgentLoop:
         clock: Clock,
         config: AgentConfig,
         observers: Sequence[TraceSink] = (),
+        sleep: Sleep = asyncio.sleep,
+        backoff: Backoff | None = None,
     ) -> None:
         self._llm = llm
         self._tools = tools
@@ -62,6 +78,9 @@ class AgentLoop:
         self._sessions = sessions
         self._clock = clock
         self._config = config
+        self._sleep = sleep
+        self._backoff = backoff or Backoff()
+        # `sleep` paces the store retries only; leases keep real time (a lease is a promise to other processes)
         self._leases = LeaseKeeper(runs=runs, clock=clock, lease_s=config.lease_s)
 
     def request_cancel(self, run_id: RunId) -> None:
@@ -90,6 +109,7 @@ class _Execution:
         "step_no",
         "system_prompt",
         "tools",
+        "trace_gaps",
     )
 
     def __init__(self, loop: AgentLoop, run: Run) -> None:
@@ -111,45 +131,67 @@ class _Execution:
         )
         self.history: list[Message] = []
         self.messages: list[Message] = []
+        self.trace_gaps = 0  # steps the durable trace sink refused to take
 
     async def go(self) -> Run:
-        clock, config = self.loop._clock, self.loop._config
         # every log line of the run, adapters' included, carries its run_id
         log_context = structlog.contextvars.bind_contextvars(run_id=self.run.id)
         leases = self.loop._leases
+        # held from the start: the lease stays renewed while a write is retried through an outage
+        leases.hold(self.run.id)
         try:
-            self.run = runs.start(self.run, now=clock.now(), lease_until=self._lease_until())
-            await self.loop._runs.save(self.run)
-            leases.hold(self.run.id)
-            logger.info("run_started", goal_chars=len(self.run.goal), max_steps=self.run.max_steps)
-            async with asyncio.timeout(config.run_timeout_s):
-                final = await self._loop()
-        except TimeoutError:
-            final = self._end(RunStatus.TIMED_OUT, f"the run took longer than {config.run_timeout_s:g} s")
-        except LLMError as exc:
-            final = self._end(RunStatus.FAILED, f"the LLM call failed: {exc}")
-        except asyncio.CancelledError:
-            final = self._end(RunStatus.FAILED, "interrupted: the process running it stopped")
-            await asyncio.shield(self._persist_final(final))
-            leases.release(self.run.id)
-            structlog.contextvars.reset_contextvars(**log_context)
-            raise
+            try:
+                final = await self._execute()
+            except asyncio.CancelledError:
+                await self._last_save(self._end(RunStatus.FAILED, "interrupted: the process running it stopped"))
+                raise
+            try:
+                return await self._persist_final(final)
+            except asyncio.CancelledError:
+                await self._last_save(final)  # stopping while the store is down: one short last try
+                raise
         except StaleAttempt:
             logger.warning("run_lost_lease")
-            leases.release(self.run.id)
-            structlog.contextvars.reset_contextvars(**log_context)
             raise
-        except StoreUnavailable as exc:
-            final = self._end(RunStatus.FAILED, str(exc))
-        except Exception as exc:
-            logger.exception("run_crashed")
-            final = self._end(RunStatus.FAILED, f"internal error: {type(exc).__name__}")
-        try:
-            await self._persist_final(final)
         finally:
             leases.release(self.run.id)
             structlog.contextvars.reset_contextvars(**log_context)
-        return final
+
+    async def _execute(self) -> Run:
+        """Start the run and drive it to its outcome (not yet stored)."""
+        config = self.loop._config
+        await self._start()
+        logger.info("run_started", goal_chars=len(self.run.goal), max_steps=self.run.max_steps)
+        try:
+            async with asyncio.timeout(config.run_timeout_s):
+                return await self._loop()
+        except TimeoutError:
+            return self._end(RunStatus.TIMED_OUT, f"the run took longer than {config.run_timeout_s:g} s")
+        except LLMError as exc:
+            return self._end(RunStatus.FAILED, f"the LLM call failed: {exc}")
+        except StoreUnavailable as exc:
+            return self._end(RunStatus.FAILED, str(exc))
+        except StaleAttempt:
+            raise
+        except Exception as exc:
+            logger.exception("run_crashed")
+            return self._end(RunStatus.FAILED, f"internal error: {type(exc).__name__}")
+
+    async def _start(self) -> None:
+        pending, clock = self.run, self.loop._clock
+
+        async def store_start() -> Run:
+            started = runs.start(pending, now=clock.now(), lease_until=self._lease_until())
+            await self.loop._runs.save(started)
+            return started
+
+        try:
+            self.run = await self._until_stored(store_start, "run_start", self._deadline())
+        except StoreUnavailable:
+            # Never started: the run stays pending in the store; once its lease lapses the sweeper
+            # ends it `expired` (worker_lost), so it still reaches a terminal status.
+            logger.error("run_start_abandoned", retried_s=self.loop._config.store_retry_s)
+            raise
 
     async def _loop(self) -> Run:
         run = self.run
@@ -258,20 +300,37 @@ class _Execution:
             logger.warning("session_save_failed", exc_info=True)
 
     async def _record(self, step: Step) -> None:
-        for sink in self.loop._sinks:
+        for index, sink in enumerate(self.loop._sinks):
             try:
                 await sink.record(step)
             except Exception as exc:
+                if index == 0:
+                    self.trace_gaps += 1  # the durable trace lacks this step: the run cannot claim success
                 logger.warning("trace_write_failed", step_no=step.step_no, sink=type(sink).__name__, error=str(exc))
 
-    async def _persist_final(self, final: Run) -> None:
-        # the trace is complete before the run is seen to end
-        for sink in self.loop._sinks:
-            try:
-                await sink.flush()
-            except Exception as exc:
-                logger.warning("trace_flush_failed", sink=type(sink).__name__, error=str(exc))
-        await self.loop._runs.save(final)
+    async def _persist_final(self, final: Run, *, budget_s: float | None = None) -> Run:
+        """Store the trace, then the final status, retrying both through an outage; return the run stored.
+
+        Args:
+            final: The run as it ended.
+            budget_s: How long to keep retrying (default `store_retry_s`); the status gets at least
+                LAST_SAVE_S of its own after the trace.
+
+        Raises:
+            StoreUnavailable: the store stayed unavailable all along. The final status was not written;
+                the run stays `running` until its lease lapses and the sweeper ends it `expired`
+                (worker_lost).
+            StaleAttempt: a newer attempt (or the sweeper) owns the run now.
+        """
+        clock = self.loop._clock
+        deadline = clock.monotonic() + (self.loop._config.store_retry_s if budget_s is None else budget_s)
+        final = await self._store_trace(final, deadline)
+        deadline = max(deadline, clock.monotonic() + LAST_SAVE_S)
+        try:
+            await self._until_stored(lambda: self.loop._runs.save(final), "run_final", deadline)
+        except StoreUnavailable as exc:
+            logger.error("run_final_save_abandoned", status=final.status.value, error=str(exc))
+            raise
         logger.info(
             "run_finished",
             status=final.status.value,
@@ -280,6 +339,64 @@ class _Execution:
             input_tokens=final.input_tokens,
             output_tokens=final.output_tokens,
         )
+        return final
+
+    async def _store_trace(self, final: Run, deadline: float) -> Run:
+        """Wait until the run's steps are stored; the run as it may end, given what the trace holds."""
+        durable, *observers = self.loop._sinks
+        for sink in observers:
+            try:
+                await sink.flush()
+            except Exception as exc:
+                logger.warning("trace_flush_failed", sink=type(sink).__name__, error=str(exc))
+        missing = f"{self.trace_gaps} of its {self.step_no} steps could not be recorded" if self.trace_gaps else None
+        if missing is None:
+            try:
+                await self._until_stored(lambda: self._flush(durable, deadline), "trace", deadline)
+            except StoreUnavailable as exc:
+                missing = f"its steps could not be stored ({exc})"
+        if missing is None:
+            return final
+        logger.error("trace_incomplete", status=final.status.value, reason=missing)
+        if final.status is not RunStatus.SUCCEEDED:
+            return final
+        # Success means the whole trace is there to audit it; the answer is kept for the caller all the same.
+        return self._end(RunStatus.FAILED, f"the run finished, but {missing}", answer=final.answer)
+
+    async def _flush(self, sink: TraceSink, deadline: float) -> None:
+        # A durable sink's flush waits while it retries its writes; a sink that raises is retried here.
+        try:
+            async with asyncio.timeout(max(deadline - self.loop._clock.monotonic(), 0)):
+                await sink.flush()
+        except TimeoutError:
+            raise StoreUnavailable("the trace store did not take the steps in time") from None
+        except StoreUnavailable:
+            raise
+        except Exception as exc:
+            raise StoreUnavailable(f"the trace store failed: {exc}") from exc
+
+    async def _last_save(self, final: Run) -> None:
+        """A short, bounded try to store the run's trace and status when the process is stopping."""
+        try:
+            # shielded: a second cancel does not cut the write off halfway; bounded: shutdown never
+            # waits on a store that is down for longer than this
+            async with asyncio.timeout(2 * LAST_SAVE_S):
+                await asyncio.shield(self._persist_final(final, budget_s=LAST_SAVE_S))
+        except StoreUnavailable:
+            pass  # logged as abandoned; the sweeper ends the run `expired` once its lease lapses
+        except TimeoutError:
+            logger.error("run_final_save_abandoned", status=final.status.value, error="timed out at shutdown")
+        except StaleAttempt:
+            logger.warning("run_lost_lease")
+
+    def _until_stored(self, write: Callable[[], Awaitable[T]], what: str, deadline: float) -> Awaitable[T]:
+        loop = self.loop
+        return until_stored(
+            write, what=what, deadline=deadline, clock=loop._clock, sleep=loop._sleep, backoff=loop._backoff
+        )
+
+    def _deadline(self) -> float:
+        return self.loop._clock.monotonic() + self.loop._config.store_retry_s
 
     def _end(self, status: RunStatus, reason: str) -> Run:
         return runs.end(self.run, status, now=self.loop._clock.now(), reason=reason)

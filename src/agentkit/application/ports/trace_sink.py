@@ -8,7 +8,12 @@ from agentkit.domain.steps import Step
 
 
 class TraceSink(Protocol):
-    """Records steps. A sink that fails must not fail the run: the loop logs and goes on."""
+    """Records steps.
+
+    The loop's durable sink must hold every step of a run before the run's final status is written:
+    a run whose steps it refused does not end `succeeded`. Observers (a live printer) that fail are
+    logged and the run goes on.
+    """
 
     @abstractmethod
     async def record(self, step: Step) -> None:
@@ -16,9 +21,10 @@ class TraceSink(Protocol):
 
     @abstractmethod
     async def flush(self) -> None:
-        """Return once every step recorded so far is written (or given up on). Never raises.
+        """Return once every step recorded so far is stored (or given up on as unstorable).
 
-        A sink that writes at once has nothing to wait for and returns.
+        A sink that writes at once has nothing to wait for and returns. One whose store is down may
+        wait for it (the caller bounds the wait) or raise (the caller retries).
         """
 
 
