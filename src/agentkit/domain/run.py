@@ -169,18 +169,19 @@ def succeed(run: Run, *, now: datetime, answer: str, output: Any = None) -> Run:
     return _move(run, RunStatus.SUCCEEDED, finished_at=now, answer=answer, output=output, expires_at=None)
 
 
-def end(run: Run, status: RunStatus, *, now: datetime, reason: str) -> Run:
+def end(run: Run, status: RunStatus, *, now: datetime, reason: str, answer: str | None = None) -> Run:
     """Move the run to a terminal status other than succeeded, recording why.
 
-    A run that did not succeed has no answer: text the model wrote on the way (its plan, a plain
-    answer where structured output was required) is in the trace, not presented as the result.
+    A run that did not succeed has no answer unless the caller says it reached one (a run whose
+    answer came but whose trace could not be stored): text the model wrote on the way (its plan, a
+    plain answer where structured output was required) stays in the trace, not shown as the result.
     A cancelled run shows that a cancel was asked for, whichever way the cancel reached it.
     """
     if status is RunStatus.SUCCEEDED or not status.is_terminal:
         raise IllegalTransition(run.status.value, status.value)
     cancelled = run.cancel_requested or status is RunStatus.CANCELLED
     return _move(
-        run, status, finished_at=now, failure_reason=reason, answer=None, expires_at=None, cancel_requested=cancelled
+        run, status, finished_at=now, failure_reason=reason, answer=answer, expires_at=None, cancel_requested=cancelled
     )
 
 

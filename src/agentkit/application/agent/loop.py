@@ -398,8 +398,8 @@ class _Execution:
     def _deadline(self) -> float:
         return self.loop._clock.monotonic() + self.loop._config.store_retry_s
 
-    def _end(self, status: RunStatus, reason: str) -> Run:
-        return runs.end(self.run, status, now=self.loop._clock.now(), reason=reason)
+    def _end(self, status: RunStatus, reason: str, *, answer: str | None = None) -> Run:
+        return runs.end(self.run, status, now=self.loop._clock.now(), reason=reason, answer=answer)
 
     def _next_step(self) -> int:
         self.step_no += 1
