@@ -115,13 +115,14 @@ async def test_a_store_outage_is_a_503_with_retry_after_not_a_500(
         assert response.json()["detail"] == "PostgreSQL is unavailable (ConnectionRefusedError)"
 
 
-async def test_a_redis_outage_on_run_creation_is_a_503(api_factory: ApiFactory, unused_tcp_port: int) -> None:
-    api = await api_factory([], redis_url=f"redis://127.0.0.1:{unused_tcp_port}/0")
+async def test_a_redis_outage_does_not_stop_run_creation(api_factory: ApiFactory, unused_tcp_port: int) -> None:
+    # nothing listens on this loopback port: Redis is down, so the rate limit is counted per process
+    api = await api_factory([LLMResponse(text="done")], redis_url=f"redis://127.0.0.1:{unused_tcp_port}/0")
 
     response = await api.post("/v1/runs", json={"goal": "x"}, headers=headers())
 
-    assert response.status_code == 503
-    assert response.json()["detail"] == "Redis is unavailable (ConnectionError)"
+    assert response.status_code == 201
+    assert response.json()["status"] == "succeeded"
 
 
 async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) -> None:
@@ -144,7 +145,8 @@ async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) 
     assert set(create["responses"]) == {"201", "202", "400", "401", "409", "413", "422", "429", "503"}
     assert "application/problem+json" in create["responses"]["422"]["content"]
     assert document["components"]["schemas"]["RunCreate"]["additionalProperties"] is False
-    assert set(document["paths"]["/v1/runs/{run_id}"]["get"]["responses"]) == {"200", "400", "401", "404", "422", "503"}
+    read = document["paths"]["/v1/runs/{run_id}"]["get"]
+    assert set(read["responses"]) == {"200", "400", "401", "404", "422", "429", "503"}
     assert set(document["paths"]["/health"]["get"]["responses"]) == {"200", "503"}
     scheme = document["components"]["securitySchemes"]["ApiKey"]
     assert scheme == {"type": "apiKey", "name": "X-API-Key", "in": "header"}

@@ -6,9 +6,10 @@ from collections.abc import Mapping
 import structlog
 import uvicorn
 from dishka.integrations.litestar import LitestarProvider
+from litestar import Litestar
 
 from agentkit.application.ports.run_scheduler import RunScheduler
-from agentkit.application.settings import load_settings
+from agentkit.application.settings import Settings, load_settings
 from agentkit.container import make_container
 from agentkit.entrypoints.cli.agent import DEMO_SCRIPT
 from agentkit.entrypoints.http import create_app
@@ -45,18 +46,27 @@ async def serve_command(args: argparse.Namespace, environ: Mapping[str, str]) ->
     except BaseException:
         await container.close()
         raise
-    server = uvicorn.Server(
-        uvicorn.Config(
-            create_app(container, settings),
-            host=settings.host,
-            port=settings.port,
-            log_config=None,
-            access_log=False,
-            lifespan="on",
-        )
-    )
+    server = uvicorn.Server(server_config(create_app(container, settings), settings))
     logger.info(
         "serving", url=f"http://{settings.host}:{settings.port}", docs=f"http://{settings.host}:{settings.port}/docs"
     )
     await server.serve()
     return 0
+
+
+def server_config(app: Litestar, settings: Settings) -> uvicorn.Config:
+    """Uvicorn's configuration for the app.
+
+    X-Forwarded-For is trusted only from the proxies in FORWARDED_ALLOW_IPS (uvicorn's own default
+    trusts any loopback peer), so a client cannot name its own address and dodge a per-address limit.
+    """
+    return uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        proxy_headers=bool(settings.forwarded_allow_ips),
+        forwarded_allow_ips=list(settings.forwarded_allow_ips),
+    )

@@ -19,6 +19,7 @@ from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.application.runs.expire_runs import ExpireLapsedRuns
 from agentkit.application.settings import Settings
 from agentkit.entrypoints.http.auth import API_KEY_HEADER, ApiKeys, authenticate, require_api_key
+from agentkit.entrypoints.http.auth_throttle import FailedKeyThrottle
 from agentkit.entrypoints.http.meta import health, list_tools
 from agentkit.entrypoints.http.middleware import request_context
 from agentkit.entrypoints.http.problems import EXCEPTION_HANDLERS
@@ -80,6 +81,7 @@ def create_app(container: AsyncContainer, settings: Settings) -> Litestar:
         debug=False,
     )
     app.state.api_keys = ApiKeys(settings.api_keys)
+    app.state.auth_throttle = FailedKeyThrottle(limit_per_min=settings.auth_failures_per_min)
     setup_dishka(container, app)
     return app
 

@@ -13,6 +13,7 @@ from agentkit.application.errors import (
     ApplicationError,
     IdempotencyConflict,
     IdempotencyMismatch,
+    Overloaded,
     RateLimited,
     RunConflict,
     RunNotFound,
@@ -51,6 +52,7 @@ _BY_ERROR: list[tuple[type[Exception], int, str]] = [
     (IdempotencyMismatch, 422, "Idempotency key reused"),
     (InvalidGoal, 422, "Invalid run request"),
     (RateLimited, 429, "Too many requests"),
+    (Overloaded, 503, "Overloaded"),
     (StoreUnavailable, 503, "Service unavailable"),
 ]
 
@@ -92,7 +94,7 @@ def on_app_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Pr
     for kind, status, title in _BY_ERROR:
         if isinstance(exc, kind):
             headers = None
-            if isinstance(exc, RateLimited):
+            if isinstance(exc, RateLimited | Overloaded):
                 headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))}
             elif isinstance(exc, StoreUnavailable):
                 logger.warning("store_unavailable", path=request.url.path, error=str(exc))
@@ -154,13 +156,18 @@ _DESCRIPTIONS = {
     409: "The run's state does not allow it, or the same Idempotency-Key is still being accepted",
     413: "Request body too large",
     422: "The request does not validate (the detail names the field), or an Idempotency-Key reused",
-    429: "Rate limit reached; see Retry-After",
-    503: "PostgreSQL or Redis is unavailable; see Retry-After",
+    429: "Rate limit reached, or too many failed API keys from this address; see Retry-After",
+    503: "PostgreSQL or Redis is unavailable, or the server has all the runs in flight it takes; see Retry-After",
 }
 
 
 def problem_responses(*statuses: int) -> dict[int, ResponseSpec]:
-    """OpenAPI entries for the problem-details answers a route can give."""
+    """OpenAPI entries for the problem-details answers a route can give.
+
+    A route behind the API-key guard (401) can also be throttled by it (429).
+    """
+    if 401 in statuses and 429 not in statuses:
+        statuses = (*statuses, 429)
     return {
         status: ResponseSpec(
             data_container=Problem, description=_DESCRIPTIONS[status], media_type=PROBLEM_JSON, generate_examples=False
