@@ -77,7 +77,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, rename="upper", forbid
     # the client. Empty: the TCP peer is the client, whatever headers it sends.
     forwarded_allow_ips: tuple[str, ...] = ()
     # Runs one process takes on at once; past it POST /v1/runs answers 503 with Retry-After at once,
-    # so overload is refused rather than queued. Unset: 2 x the database pool (see runs_in_flight_cap).
+    # so overload is refused rather than queued. Unset: the database pool's size (see runs_in_flight_cap).
     max_runs_in_flight: PositiveInt | None = None
     response_timeout_s: Annotated[float, msgspec.Meta(ge=0)] = 30.0
     run_mode: Literal["inline", "queue"] = "inline"
@@ -133,17 +133,18 @@ def load_settings(environ: Mapping[str, str], **overrides: Any) -> Settings:
 
 
 def runs_in_flight_cap(settings: Settings) -> int:
-    """MAX_RUNS_IN_FLIGHT, or by default twice the database pool (DATABASE_POOL_SIZE + DATABASE_MAX_OVERFLOW).
+    """MAX_RUNS_IN_FLIGHT, or by default the database pool: DATABASE_POOL_SIZE + DATABASE_MAX_OVERFLOW.
 
-    Why the pool: a run holds a connection only for one statement at a time, never across an LLM or
-    tool call, so the pool bounds how many runs move forward in the database at once. Twice the pool
-    keeps every connection busy while as many runs again are between statements (in the model, a tool,
-    the event loop); runs beyond that would only wait for a connection, adding latency and no
-    throughput. Runs that spend seconds in a real model hold no connection meanwhile: raise the cap there.
+    Why the pool: a run holds a connection for one statement at a time and never across an LLM or
+    tool call, so with as many runs in flight as there are connections no run ever waits for one.
+    Past that, runs queue for the pool and, since a run's own work is CPU on the one event loop,
+    for the loop too: each extra run adds latency to every run and to every refusal, and no
+    throughput (measured in docs/benchmarks.md, "Overload": twice the pool doubled the refusals'
+    latency). Runs that spend seconds in a real model hold no connection meanwhile: raise the cap there.
     """
     if settings.max_runs_in_flight is not None:
         return settings.max_runs_in_flight
-    return 2 * (settings.database_pool_size + settings.database_max_overflow)
+    return settings.database_pool_size + settings.database_max_overflow
 
 
 def _one_line(message: str) -> str:

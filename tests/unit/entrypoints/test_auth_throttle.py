@@ -83,7 +83,7 @@ def test_x_forwarded_for_is_trusted_only_from_configured_proxies() -> None:
     assert proxied.forwarded_allow_ips == ["10.0.0.5", "10.0.1.0/24"]
 
 
-def test_the_cap_on_runs_in_flight_defaults_to_twice_the_database_pool() -> None:
-    assert runs_in_flight_cap(load_settings({})) == 60
-    assert runs_in_flight_cap(load_settings({"DATABASE_POOL_SIZE": "10", "DATABASE_MAX_OVERFLOW": "5"})) == 30
+def test_the_cap_on_runs_in_flight_defaults_to_the_database_pool() -> None:
+    assert runs_in_flight_cap(load_settings({})) == 30
+    assert runs_in_flight_cap(load_settings({"DATABASE_POOL_SIZE": "10", "DATABASE_MAX_OVERFLOW": "5"})) == 15
     assert runs_in_flight_cap(load_settings({"MAX_RUNS_IN_FLIGHT": "7"})) == 7
