@@ -203,3 +203,49 @@ async def test_runs_are_created_while_redis_is_down_and_the_outage_is_logged_onc
     # the per-process window takes over: runs go on, and its limit still holds
     assert [r.status_code for r in during] == [201, 201, 201, 429]
     assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["rate_limiter_fallback"]
+
+
+async def test_at_the_door_and_in_the_use_case_a_refusal_is_the_same_answer(
+    api_factory: ApiFactory, gate: ThreadGate
+) -> None:
+    api = await api_factory([gate_call(), answer("done")], tools=[gate.tool()], max_runs_in_flight=1)
+    held = await api.post("/v1/runs", json={"goal": "hold"}, headers=headers(Prefer="respond-async"))
+    await gate.wait_entered()
+
+    with structlog.testing.capture_logs() as logs:
+        at_door = await api.post("/v1/runs", json={"goal": "x"}, headers=headers())
+        # a new Idempotency-Key might have been a replay: it passes the door and the use-case refuses it
+        in_use_case = await api.post("/v1/runs", json={"goal": "x"}, headers=headers(**{"Idempotency-Key": "new"}))
+
+    assert [e["event"] for e in logs if e["event"] == "runs_refused_overloaded"] == ["runs_refused_overloaded"]
+    for refused in (at_door, in_use_case):
+        assert refused.status_code == 503
+        assert refused.headers["content-type"] == "application/problem+json"
+        assert refused.headers["retry-after"] == "1"
+        assert refused.headers["x-request-id"]
+    assert at_door.json() == in_use_case.json()
+    assert at_door.json()["code"] == "overloaded"
+    gate.opened.set()
+    await api.get(held.headers["location"], headers=headers(), params={"wait": 30})
+
+
+async def test_at_the_cap_a_wrong_key_is_still_a_401_and_a_throttled_address_still_a_429(
+    api_factory: ApiFactory, gate: ThreadGate
+) -> None:
+    api: AsyncTestClient[Any] = await api_factory(
+        [gate_call(), answer("done")], tools=[gate.tool()], max_runs_in_flight=1
+    )
+    api.app.asgi_handler = from_peer(api.app.asgi_handler)
+    held = await api.post("/v1/runs", json={"goal": "hold"}, headers=headers(Prefer="respond-async"))
+    await gate.wait_entered()
+    attacker = {"X-Test-Peer": "127.0.0.5"}
+
+    wrong = [await api.post("/v1/runs", json={"goal": "x"}, headers={**attacker, "X-API-Key": "no"}) for _ in range(11)]
+    right_key_while_throttled = await api.post("/v1/runs", json={"goal": "x"}, headers={**attacker, **headers()})
+    missing = await api.post("/v1/runs", json={"goal": "x"}, headers={"X-Test-Peer": "127.0.0.6"})
+
+    assert [r.status_code for r in wrong] == [401] * 10 + [429]  # counted as failures, not told of the load
+    assert right_key_while_throttled.status_code == 429  # not 503: that would tell a right key from a wrong one
+    assert missing.status_code == 401
+    gate.opened.set()
+    await api.get(held.headers["location"], headers=headers(), params={"wait": 30})

@@ -38,10 +38,14 @@ class InlineRunScheduler(RunScheduler, RunAdmission):
 
     def try_reserve(self) -> bool:
         """Take a place for a run about to be stored, if the cap leaves one."""
-        if self._max_in_flight is not None and self._reserved + len(self._tasks) >= self._max_in_flight:
+        if not self.has_room():
             return False
         self._reserved += 1
         return True
+
+    def has_room(self) -> bool:
+        """Whether the cap leaves a place free now."""
+        return self._max_in_flight is None or self._reserved + len(self._tasks) < self._max_in_flight
 
     def release(self) -> None:
         """Give back a reserved place (the run's task, if it was submitted, now holds one of its own)."""

@@ -20,3 +20,7 @@ class RunAdmission(Protocol):
     @abstractmethod
     def release(self) -> None:
         """Give back a place that `try_reserve` took."""
+
+    @abstractmethod
+    def has_room(self) -> bool:
+        """Whether a place is free now: a hint for refusing early and cheaply, never a reservation."""

@@ -31,14 +31,22 @@ class ApiKeys:
         """
         if not presented:
             raise Unauthorized(f"send an API key in the {API_KEY_HEADER} header")
+        found = self._match(presented)
+        if found is None:
+            raise Unauthorized("the API key is not valid")
+        return found
+
+    def valid(self, presented: str) -> bool:
+        """Whether a presented key is configured (the same constant-time comparison)."""
+        return bool(presented) and self._match(presented) is not None
+
+    def _match(self, presented: str) -> OwnerId | None:
         candidate = presented.encode()
         found: OwnerId | None = None
         for key, owner in self._keys:
             # compare against every key, so timing tells nothing about which one nearly matched
             if hmac.compare_digest(candidate, key):
                 found = owner
-        if found is None:
-            raise Unauthorized("the API key is not valid")
         return found
 
 

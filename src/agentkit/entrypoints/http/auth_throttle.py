@@ -47,13 +47,22 @@ class FailedKeyThrottle:
         Raises:
             AuthThrottled: the address made too many failed attempts; the error says for how long.
         """
-        until = self._blocked_until.get(address)
-        if until is None:
-            return
-        remaining = until - self._monotonic()
+        remaining = self._remaining(address)
         if remaining > 0:
             raise AuthThrottled(remaining)
-        del self._blocked_until[address]
+
+    def throttled(self, address: str) -> bool:
+        """Whether the address is refused now."""
+        return self._remaining(address) > 0
+
+    def _remaining(self, address: str) -> float:
+        until = self._blocked_until.get(address)
+        if until is None:
+            return 0.0
+        remaining = until - self._monotonic()
+        if remaining <= 0:
+            del self._blocked_until[address]
+        return remaining
 
     async def failed(self, address: str, limiter: RateLimiter) -> None:
         """Count a failed attempt from `address`.
@@ -88,12 +97,12 @@ def client_address(host: str | None) -> str:
     """
     if not host:
         return "unknown"
+    if ":" not in host:
+        return host  # IPv4 (or a name): as it is, without parsing it on every request
     try:
         ip = ipaddress.ip_address(host)
     except ValueError:
         return host  # a Unix socket or a test client: the name is all there is
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None:
         return str(ipaddress.IPv6Network((ip, 64), strict=False))
-    return str(ip)
+    return str(ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) else ip)

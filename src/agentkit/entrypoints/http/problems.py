@@ -25,6 +25,7 @@ logger = structlog.get_logger(__name__)
 
 PROBLEM_JSON = "application/problem+json"
 STORE_RETRY_AFTER_S = 5
+OVERLOADED_TITLE = "Overloaded"
 TYPE_BASE = "https://agentkit.dev/problems/"
 
 
@@ -52,7 +53,7 @@ _BY_ERROR: list[tuple[type[Exception], int, str]] = [
     (IdempotencyMismatch, 422, "Idempotency key reused"),
     (InvalidGoal, 422, "Invalid run request"),
     (RateLimited, 429, "Too many requests"),
-    (Overloaded, 503, "Overloaded"),
+    (Overloaded, 503, OVERLOADED_TITLE),
     (StoreUnavailable, 503, "Service unavailable"),
 ]
 
@@ -77,16 +78,23 @@ def problem(
     errors: list[dict[str, Any]] | None = None,
 ) -> Response[Problem]:
     """A problem-details response."""
-    body = Problem(
+    body = problem_details(status, code, title, detail, instance=request.url.path, errors=errors)
+    return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+
+
+def problem_details(
+    status: int, code: str, title: str, detail: str, *, instance: str, errors: list[dict[str, Any]] | None = None
+) -> Problem:
+    """The problem-details body."""
+    return Problem(
         type=TYPE_BASE + code.replace("_", "-"),
         title=title,
         status=status,
         detail=detail,
-        instance=request.url.path,
+        instance=instance,
         code=code,
         errors=errors,
     )
-    return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
 def on_app_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
@@ -95,13 +103,18 @@ def on_app_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Pr
         if isinstance(exc, kind):
             headers = None
             if isinstance(exc, RateLimited | Overloaded):
-                headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))}
+                headers = {"Retry-After": retry_after(exc.retry_after_s)}
             elif isinstance(exc, StoreUnavailable):
                 logger.warning("store_unavailable", path=request.url.path, error=str(exc))
                 headers = {"Retry-After": str(STORE_RETRY_AFTER_S)}
             code = getattr(exc, "code", "error")
             return problem(request, status, code, title, str(exc), headers=headers)
     return on_unexpected(request, exc)
+
+
+def retry_after(seconds: float) -> str:
+    """A Retry-After value: whole seconds, at least one."""
+    return str(max(1, math.ceil(seconds)))
 
 
 def on_validation_error(request: Request[Any, Any, Any], exc: ValidationException) -> Response[Problem]:
