@@ -72,7 +72,8 @@ class Door:
         async def send(message: Any) -> None:
             sent.append(message)
 
-        scope: Any = {"type": "http", "method": method, "path": path, "headers": list(headers), "client": (client, 5000)}
+        scope: Any = {"type": "http", "method": method, "path": path, "headers": list(headers)}
+        scope["client"] = (client, 5000)
         await self.asgi(scope, receive, send)
         return sent, unread
 
