@@ -90,7 +90,9 @@ async def in_rounds(label: str, jobs: list[Job], rounds: int, *, by_p99: bool = 
 async def load(scratch: Scratch, args: argparse.Namespace) -> None:
     """Start both servers, run the closed-loop rounds, then the paced ones; print the figures."""
     work = scratch.work
-    agentkit_argv, agentkit_env = agentkit_command(scratch, profile=args.profile)
+    # the cap on runs in flight out of reach, as the bare endpoint has none: this bench measures speed,
+    # bench/overload.py what the cap does (50 clients would otherwise meet the default cap of 30)
+    agentkit_argv, agentkit_env = agentkit_command(scratch, profile=args.profile, max_runs_in_flight="1000000")
     # the same number of database connections as AgentKit's default pool
     pool = str(load_settings({}).database_pool_size)
     bare_env = {**os.environ, "BARE_DATABASE_URL": scratch.dsn, "BARE_POOL_SIZE": pool}
