@@ -87,7 +87,7 @@ class SubmitRun:
         except BaseException:
             if decision.receipt is not None:
                 # not accepted after all (outage, a concurrent request with the same key, cancel):
-                # give the place back; if that fails too, the place stays taken until the window slides
+                # give the quota back; if that fails too, the request stays counted until the window slides
                 with contextlib.suppress(ApplicationError):
                     await self._limiter.refund(key, decision.receipt)
             raise
