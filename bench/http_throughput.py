@@ -39,22 +39,19 @@ from http_harness import (
     API_KEY,
     BENCH_DIR,
     PYTHON,
-    Result,
     Rows,
     Scratch,
     Target,
     agentkit_command,
     check_rows,
-    closed_loop,
     free_port,
     log_problems,
-    open_loop,
     owner_of,
     scratch_state,
     server,
-    summarize,
     usage,
 )
+from load_loops import Result, closed_loop, open_loop, summarize
 
 CLIENTS = 50
 

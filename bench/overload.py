@@ -37,22 +37,18 @@ from sqlalchemy.engine import URL
 from agentkit.adapters.postgres import parse_database_url
 from agentkit.application.settings import load_settings, runs_in_flight_cap
 from http_harness import (
-    RawLoad,
     Rows,
     Scratch,
     Target,
-    Window,
     agentkit_command,
     check_rows,
-    closed_loop,
     free_port,
     log_problems,
-    open_loop,
     owner_of,
-    percentile_ms,
     scratch_state,
     server,
 )
+from load_loops import RawLoad, Window, closed_loop, open_loop, percentile_ms
 
 CLIENTS = 50
 CONNECTIONS = 1000  # enough that the client's pool never holds a request back, even without the cap
