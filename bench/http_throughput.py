@@ -26,301 +26,48 @@ Run: `.venv/bin/python bench/http_throughput.py [--quick] [--duration S] [--roun
 
 import argparse
 import asyncio
-import contextlib
 import os
-import secrets
-import shutil
-import signal
-import socket
-import statistics
 import sys
-import tempfile
-import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 
-import asyncpg  # type: ignore[import-untyped]
-import httpx
-import msgspec
 from sqlalchemy.engine import URL
 
-from agentkit.adapters.postgres import (
-    AlembicSchemaMigrator,
-    asyncpg_dsn,
-    create_database,
-    create_engine,
-    drop_database,
-    parse_database_url,
-)
-from agentkit.adapters.redis import create_redis
+from agentkit.adapters.postgres import parse_database_url
 from agentkit.application.settings import load_settings
+from http_harness import (
+    API_KEY,
+    BENCH_DIR,
+    PYTHON,
+    Rows,
+    Scratch,
+    Target,
+    agentkit_command,
+    check_rows,
+    free_port,
+    log_problems,
+    owner_of,
+    scratch_state,
+    server,
+    usage,
+)
+from load_loops import Result, closed_loop, open_loop, summarize
 
 CLIENTS = 50
-# Below uvicorn's 5 s keep-alive timeout: a connection the server is closing is never reused (a ReadError).
-KEEPALIVE_S = 2.0
-BENCH_DIR = Path(__file__).resolve().parent
-PYTHON = sys.executable
-API_KEY = "bench-key"
-BODY = b'{"goal": "Call the no-op tool twice, then answer."}'
-SUCCEEDED = b'"status":"succeeded"'
-TOOL_MODULE = '''"""The bench's tool."""
-
-from agentkit import tool
-
-
-@tool
-async def noop(i: int) -> str:
-    """Do nothing.
-
-    Args:
-        i: A counter, so that no two calls are the same.
-    """
-    return "ok"
-'''
-SCRIPT = [
-    {"text": "step 1", "tool_calls": [{"name": "noop", "arguments": {"i": 1}}], "input_tokens": 10, "output_tokens": 5},
-    {"text": "step 2", "tool_calls": [{"name": "noop", "arguments": {"i": 2}}], "input_tokens": 10, "output_tokens": 5},
-    {"text": "done", "input_tokens": 10, "output_tokens": 5},
-]
-
-
-@dataclass(frozen=True)
-class Target:
-    """A server under load: where to post and with which headers."""
-
-    name: str
-    url: str
-    headers: dict[str, str]
-    pid: int
-
-
-@dataclass(frozen=True)
-class Result:
-    """One measurement window."""
-
-    rate: float  # completed runs per second
-    p50_ms: float
-    p99_ms: float
-    errors: Counter[str]
-    cpu_ms: float  # server CPU (user + system) per completed run
-    host_busy: float  # share of the machine's CPU time (all cores) that was busy in the window
-
-
-@dataclass(frozen=True)
-class Usage:
-    """CPU counters at one moment: the server process's, and the whole machine's (busy, total)."""
-
-    server_s: float
-    host_busy: int
-    host_total: int
-
-
-def free_port() -> int:
-    """A port nothing listens on now."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def usage(pid: int) -> Usage:
-    """The CPU counters now (Linux /proc): the server's user + system time, the machine's jiffies."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    host = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
-    idle = host[3] + host[4]  # idle + iowait
-    return Usage(
-        server_s=(int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"),
-        host_busy=sum(host) - idle,
-        host_total=sum(host),
-    )
-
-
-def summarize(latencies: list[float], errors: Counter[str], duration_s: float, start: Usage, end: Usage) -> Result:
-    """Rate and percentiles of the successful requests of a window, and what they cost in CPU."""
-    done = sorted(latencies)
-    host_busy = (end.host_busy - start.host_busy) / max(end.host_total - start.host_total, 1)
-    if not done:
-        return Result(rate=0.0, p50_ms=0.0, p99_ms=0.0, errors=errors, cpu_ms=0.0, host_busy=host_busy)
-    cuts = statistics.quantiles(done, n=100, method="inclusive")
-    return Result(
-        rate=len(done) / duration_s,
-        p50_ms=cuts[49] * 1000,
-        p99_ms=cuts[98] * 1000,
-        errors=errors,
-        cpu_ms=(end.server_s - start.server_s) / len(done) * 1000,
-        host_busy=host_busy,
-    )
-
-
-async def post(client: httpx.AsyncClient, target: Target) -> str | None:
-    """One run; None when it answered 201 with a succeeded run, else what went wrong."""
-    try:
-        response = await client.post(target.url, content=BODY, headers=target.headers)
-    except httpx.HTTPError as exc:
-        return type(exc).__name__
-    if response.status_code != 201:
-        return f"HTTP {response.status_code}"
-    return None if SUCCEEDED in response.content else "run not succeeded"
-
-
-async def closed_loop(target: Target, *, clients: int, warmup_s: float, duration_s: float) -> Result:
-    """`clients` workers posting back to back; counts what completes inside the window."""
-    latencies: list[float] = []
-    errors: Counter[str] = Counter()
-    began = time.perf_counter()
-    window_start, window_end = began + warmup_s, began + warmup_s + duration_s
-    start = usage(target.pid)
-
-    async def worker(client: httpx.AsyncClient) -> None:
-        while (sent := time.perf_counter()) < window_end:
-            error = await post(client, target)
-            done = time.perf_counter()
-            if window_start <= done <= window_end:
-                if error is None:
-                    latencies.append(done - sent)
-                else:
-                    errors[error] += 1
-
-    async def mark() -> None:
-        nonlocal start
-        await asyncio.sleep(warmup_s)
-        start = usage(target.pid)
-
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients, keepalive_expiry=KEEPALIVE_S)
-    async with httpx.AsyncClient(limits=limits, timeout=30.0) as client, asyncio.timeout(warmup_s + duration_s + 60):
-        await asyncio.gather(mark(), *(worker(client) for _ in range(clients)))
-    return summarize(latencies, errors, duration_s, start, usage(target.pid))
-
-
-async def open_loop(target: Target, *, rate: float, warmup_s: float, duration_s: float) -> Result:
-    """Requests at a fixed rate whatever the answers do; latency counted from when each was due."""
-    latencies: list[float] = []
-    errors: Counter[str] = Counter()
-    interval = 1.0 / rate
-    total = int(rate * (warmup_s + duration_s))
-    began = time.perf_counter() + 0.05
-    window_start = began + warmup_s
-
-    async def one(client: httpx.AsyncClient, due: float) -> None:
-        error = await post(client, target)
-        if due >= window_start:
-            if error is None:
-                latencies.append(time.perf_counter() - due)
-            else:
-                errors[error] += 1
-
-    limits = httpx.Limits(
-        max_connections=4 * CLIENTS, max_keepalive_connections=4 * CLIENTS, keepalive_expiry=KEEPALIVE_S
-    )
-    async with httpx.AsyncClient(limits=limits, timeout=30.0) as client, asyncio.timeout(warmup_s + duration_s + 60):
-        tasks: list[asyncio.Task[None]] = []
-        start: Usage | None = None
-        for i in range(total):
-            due = began + i * interval
-            if start is None and due >= window_start:
-                start = usage(target.pid)
-            if (delay := due - time.perf_counter()) > 0:
-                await asyncio.sleep(delay)
-            tasks.append(asyncio.create_task(one(client, due)))
-        await asyncio.gather(*tasks)
-    return summarize(latencies, errors, duration_s, start or usage(target.pid), usage(target.pid))
-
-
-@contextlib.asynccontextmanager
-async def server(name: str, argv: list[str], env: dict[str, str], port: int, logs: Path) -> AsyncIterator[int]:
-    """Start a server subprocess, wait for its /health, stop it (SIGINT, graceful) at the end."""
-    log = (logs / f"{name}.log").open("wb")
-    proc = await asyncio.create_subprocess_exec(*argv, "--port", str(port), env=env, stdout=log, stderr=log)
-    try:
-        healthy = False
-        async with httpx.AsyncClient(timeout=2.0) as client:
-            for _ in range(300):  # 30 s at most
-                if proc.returncode is not None:
-                    break
-                with contextlib.suppress(httpx.HTTPError):
-                    healthy = (await client.get(f"http://127.0.0.1:{port}/health")).status_code == 200
-                if healthy:
-                    break
-                await asyncio.sleep(0.1)
-        if not healthy:
-            raise RuntimeError(f"{name} did not start:\n{(logs / f'{name}.log').read_text()[-3000:]}")
-        yield proc.pid
-    finally:
-        if proc.returncode is None:
-            proc.send_signal(signal.SIGINT)  # uvicorn shuts down gracefully (and cProfile writes its file)
-            try:
-                await asyncio.wait_for(proc.wait(), timeout=30)
-            except TimeoutError:
-                proc.kill()
-                await proc.wait()
-        log.close()
-
-
-async def check_rows(dsn: str) -> dict[str, tuple[int, int]]:
-    """Per owner (server): the runs stored, and how many of them succeeded with their five steps."""
-    conn = await asyncpg.connect(dsn)
-    try:
-        rows = await conn.fetch(
-            "SELECT owner, count(*) AS runs, count(*) FILTER (WHERE status = 'succeeded' AND n = 5) AS complete"
-            " FROM (SELECT r.owner, r.status, (SELECT count(*) FROM steps s WHERE s.run_id = r.id) AS n"
-            " FROM runs r) AS t GROUP BY owner"
-        )
-    finally:
-        await conn.close()
-    return {row["owner"]: (row["runs"], row["complete"]) for row in rows}
 
 
 async def measure(server_url: URL, redis_url: str, args: argparse.Namespace) -> None:
-    """Create the scratch database, start both servers, load them, print the figures, clean up."""
-    token = secrets.token_hex(4)
-    name, prefix = f"agentkit_bench_{token}", f"agentkit_bench_{token}:"
-    work = Path(tempfile.mkdtemp(prefix="agentkit-http-bench-"))
-    db_url = await create_database(server_url, name)
-    try:
-        engine = create_engine(db_url, pool_size=1, max_overflow=0)
-        try:
-            await AlembicSchemaMigrator(engine).upgrade()
-        finally:
-            await engine.dispose()
-        await load(asyncpg_dsn(db_url), redis_url, prefix, work, args)
-    finally:
-        await drop_database(server_url, name)
-        redis = create_redis(redis_url)
-        try:
-            keys = [key async for key in redis.scan_iter(match=f"{prefix}*", count=1000)]
-            if keys:
-                await redis.delete(*keys)
-        finally:
-            await redis.aclose()
-        shutil.rmtree(work, ignore_errors=True)
+    """Create the scratch state, start both servers, load them, print the figures, clean up."""
+    async with scratch_state(server_url, redis_url) as scratch:
+        await load(scratch, args)
 
 
-def agentkit_command(
-    dsn: str, redis_url: str, prefix: str, work: Path, profile: str | None
-) -> tuple[list[str], dict[str, str]]:
-    """`agentkit serve` on the bench database, with the scripted model and the no-op tool in `work`."""
-    (work / "bench_tools.py").write_text(TOOL_MODULE)
-    (work / "script.json").write_bytes(msgspec.json.encode(SCRIPT))
-    env = {
-        **os.environ,
-        "DATABASE_URL": dsn,
-        "REDIS_URL": redis_url,
-        "REDIS_KEY_PREFIX": prefix,
-        "STATE_BACKEND": "external",
-        "API_KEYS": API_KEY,
-        "RATE_LIMIT_PER_MIN": "100000000",
-        "LOG_LEVEL": "WARNING",
-        "LLM_PROVIDER": "scripted",
-        "LLM_SCRIPT": str(work / "script.json"),
-        "AGENTKIT_TOOL_MODULES": "bench_tools",
-        "PYTHONPATH": str(work),
-    }
-    argv = [PYTHON, "-m", "agentkit.entrypoints.cli.main", "serve"]
-    if profile:
-        argv[1:1] = ["-m", "cProfile", "-o", profile]
-    return argv, env
+async def paced(target: Target, *, rate: float, warmup_s: float, duration_s: float) -> Result:
+    """The open loop's successful runs as a Result; every other answer is an error."""
+    window = await open_loop(target, rate=rate, warmup_s=warmup_s, duration_s=duration_s, connections=4 * CLIENTS)
+    errors = Counter({outcome: len(each) for outcome, each in window.latencies.items() if outcome != "ok"})
+    end = usage(target.pid)  # after the drain: every request due in the window has had its CPU
+    return summarize(window.latencies.get("ok", []), errors, duration_s, window.start, end)
 
 
 Job = tuple[str, Callable[[], Awaitable[Result]]]
@@ -337,11 +84,15 @@ async def in_rounds(label: str, jobs: list[Job], rounds: int, *, by_p99: bool = 
     return {name: median_result(each, by_p99=by_p99) for name, each in results.items()}
 
 
-async def load(dsn: str, redis_url: str, prefix: str, work: Path, args: argparse.Namespace) -> None:
+async def load(scratch: Scratch, args: argparse.Namespace) -> None:
     """Start both servers, run the closed-loop rounds, then the paced ones; print the figures."""
-    agentkit_argv, agentkit_env = agentkit_command(dsn, redis_url, prefix, work, args.profile)
+    work = scratch.work
+    # the cap on runs in flight out of reach, as the bare endpoint has none: this bench measures speed,
+    # bench/overload.py what the cap does (50 clients would otherwise meet the default cap of 30)
+    agentkit_argv, agentkit_env = agentkit_command(scratch, profile=args.profile, max_runs_in_flight="1000000")
     # the same number of database connections as AgentKit's default pool
-    bare_env = {**os.environ, "BARE_DATABASE_URL": dsn, "BARE_POOL_SIZE": str(load_settings({}).database_pool_size)}
+    pool = str(load_settings({}).database_pool_size)
+    bare_env = {**os.environ, "BARE_DATABASE_URL": scratch.dsn, "BARE_POOL_SIZE": pool}
     bare_argv = [PYTHON, str(BENCH_DIR / "bare_endpoint.py")]
     bare_port, agentkit_port = free_port(), free_port()
     warmup_s, duration_s = args.warmup, args.duration
@@ -356,39 +107,16 @@ async def load(dsn: str, redis_url: str, prefix: str, work: Path, args: argparse
         def closed(target: Target) -> Job:
             return target.name, lambda: closed_loop(target, clients=CLIENTS, warmup_s=warmup_s, duration_s=duration_s)
 
-        def paced(name: str, target: Target, rate: float) -> Job:
-            return name, lambda: open_loop(target, rate=rate, warmup_s=warmup_s, duration_s=duration_s)
+        def at(name: str, target: Target, rate: float) -> Job:
+            return name, lambda: paced(target, rate=rate, warmup_s=warmup_s, duration_s=duration_s)
 
         best = await in_rounds("closed", [closed(bare), closed(reads), closed(agentkit)], args.rounds)
         rate, own_rate = 0.75 * best["bare"].rate, 0.75 * best["agentkit"].rate
-        jobs = [paced("bare", bare, rate), paced("agentkit", agentkit, rate), paced("agentkit@own", agentkit, own_rate)]
+        jobs = [at("bare", bare, rate), at("agentkit", agentkit, rate), at("agentkit@own", agentkit, own_rate)]
         slow = await in_rounds("paced", jobs, args.rounds, by_p99=True)
     for name in ("bare", "agentkit"):
         log_problems(name, work / f"{name}.log")
-    report(best, slow, rate, own_rate, await check_rows(dsn), args)
-
-
-def log_problems(name: str, path: Path) -> None:
-    """Print the warnings and errors a server logged, counted by event, with the first of each."""
-    events: Counter[str] = Counter()
-    first: dict[str, str] = {}
-    for line in path.read_text(errors="replace").splitlines():
-        try:
-            record = msgspec.json.decode(line)
-        except msgspec.DecodeError:
-            record = None
-        if isinstance(record, dict) and record.get("level") in ("warning", "error", "critical"):
-            event = f"{record['level']} {record.get('event')}"
-            if "exception" in record:  # the exception's last line says what it was
-                event += ": " + str(record["exception"]).strip().splitlines()[-1][:200]
-        elif line.startswith(("WARNING", "ERROR", "CRITICAL")):
-            event = line[:100]
-        else:
-            continue
-        events[event] += 1
-        first.setdefault(event, line[:300])
-    for event, count in events.most_common():
-        print(f"{name} log: {count} x {event}\n  first: {first[event]}", file=sys.stderr)
+    report(best, slow, rate, own_rate, await check_rows(scratch.dsn), args)
 
 
 def median_result(results: list[Result], *, by_p99: bool = False) -> Result:
@@ -411,7 +139,7 @@ def report(
     paced: dict[str, Result],
     rate: float,
     own_rate: float,
-    rows: dict[str, tuple[int, int]],
+    rows: dict[str, Rows],
     args: argparse.Namespace,
 ) -> None:
     """Print the Markdown table and the two ratios."""
@@ -432,9 +160,11 @@ def report(
     print(f"\nthroughput agentkit / bare: {rate_ratio:.2f}x (aim >= 0.8x; against bare+reads {reads_ratio:.2f}x)")
     print(f"p99 at 75 % of bare's max rate, agentkit / bare: {p99_ratio:.2f}x (aim <= 2x)")
     print(f"p99 at 75 % of agentkit's own max rate, against bare's at 75 % of its: {own_ratio:.2f}x")
-    for owner, (runs, complete) in sorted(rows.items()):
-        server_name = "bare" if owner == "bare" else "agentkit"
-        print(f"rows: {server_name} stored {runs} runs, {runs - complete} of them not succeeded with 5 steps")
+    for owner, stored in sorted(rows.items()):
+        server_name = "bare" if owner == "bare" else "agentkit" if owner == owner_of(API_KEY) else owner
+        complete = stored.by_status.get("succeeded", 0) - stored.succeeded_missing_steps
+        incomplete = stored.runs - complete
+        print(f"rows: {server_name} stored {stored.runs} runs, {incomplete} of them not succeeded with 5 steps")
 
 
 def main() -> None:

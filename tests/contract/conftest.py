@@ -2,7 +2,8 @@
 
 `kit` is parametrised: `memory` needs nothing, `real` (marked integration) uses the Postgres and
 Redis of `tests/state_fixtures.py`. Both share a FixedClock; `kit.wait(s)` moves it and, for the
-real adapters whose time is the servers' own (Redis TTLs, the rate limiter's Redis TIME), also sleeps.
+real adapters whose time is the servers' own (Redis TTLs), also sleeps. The rate limiter's suite has
+a fixture of its own (it also runs the fallback limiter).
 """
 
 import asyncio
@@ -15,14 +16,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agentkit.adapters.memory import (
     FixedClock,
-    InMemoryRateLimiter,
     InMemoryRunRepository,
     InMemorySessionStore,
     InMemoryTraceSink,
 )
 from agentkit.adapters.postgres import SqlaRunRepository, SqlaTraceSink
-from agentkit.adapters.redis import RedisRateLimiter, RedisSessionStore
-from agentkit.application.ports.rate_limiter import RateLimiter
+from agentkit.adapters.redis import RedisSessionStore
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.session_store import SessionStore
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
@@ -37,7 +36,6 @@ class StateKit:
     runs: RunRepository
     trace: TraceSink
     reader: TraceReader
-    limiter: RateLimiter
     make_sessions: Callable[[int, int], SessionStore]
 
     @property
@@ -65,7 +63,6 @@ def _memory_kit() -> StateKit:
         runs=InMemoryRunRepository(),
         trace=trace,
         reader=trace,
-        limiter=InMemoryRateLimiter(clock),
         make_sessions=lambda ttl, size: InMemorySessionStore(clock, ttl_s=ttl, max_messages=size),
     )
 
@@ -79,7 +76,6 @@ def _real_kit(engine: AsyncEngine, redis: Redis, prefix: str) -> StateKit:
         runs=SqlaRunRepository(engine),
         trace=trace,
         reader=trace,
-        limiter=RedisRateLimiter(redis, prefix=prefix),
         make_sessions=lambda ttl, size: RedisSessionStore(
             redis, clock=clock, ttl_s=ttl, max_messages=size, prefix=prefix
         ),

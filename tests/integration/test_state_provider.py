@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from dishka import AsyncContainer, Provider, Scope, from_context, make_async_container, provide
 
+from agentkit.adapters.fallback_rate_limiter import FallbackRateLimiter
 from agentkit.adapters.memory import InMemoryRunRepository, InMemorySessionStore, InMemoryTraceSink
 from agentkit.adapters.postgres import SqlaRunRepository, SqlaTraceSink
-from agentkit.adapters.redis import RedisRateLimiter, RedisSessionStore
+from agentkit.adapters.redis import RedisSessionStore
 from agentkit.adapters.system import SystemClock
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.rate_limiter import RateLimiter
@@ -65,7 +66,7 @@ async def test_with_urls_the_ports_are_postgres_and_redis(state_servers: StateSe
         assert isinstance(await c.get(TraceSink), SqlaTraceSink)
         assert await c.get(TraceSink) is await c.get(TraceReader)
         assert isinstance(await c.get(SessionStore), RedisSessionStore)
-        assert isinstance(await c.get(RateLimiter), RedisRateLimiter)
+        assert isinstance(await c.get(RateLimiter), FallbackRateLimiter)  # Redis, the process while it is down
         assert await (await c.get(SchemaMigrator)).current() == "0002"
 
 

@@ -6,6 +6,8 @@ ApplicationError
  ├── IdempotencyConflict    the same Idempotency-Key is still being processed
  ├── IdempotencyMismatch    the same Idempotency-Key came with another request body
  ├── RateLimited            too many requests; retry after some seconds
+ │    └── AuthThrottled     too many failed API-key attempts from one client address
+ ├── Overloaded             this process has as many runs in flight as it takes; retry after some seconds
  ├── ToolRegistrationError  a tool that cannot be registered (bad signature, unknown context type)
  ├── ConfigurationError     a setting that is missing or invalid
  ├── StaleAttempt           a write from an executor that lost its lease (fencing)
@@ -15,6 +17,8 @@ ApplicationError
       ├── LLMRequestError   the provider rejected the request (bad request, bad key): not retried
       └── LLMUnavailable    transient trouble that outlived the retries
 """
+
+import math
 
 
 class ApplicationError(Exception):
@@ -52,8 +56,28 @@ class RateLimited(ApplicationError):
 
     code = "rate_limited"
 
+    def __init__(self, retry_after_s: float, what: str = "rate limit exceeded") -> None:
+        super().__init__(f"{what}; retry after {max(1, math.ceil(retry_after_s))} s")
+        self.retry_after_s = retry_after_s
+
+
+class AuthThrottled(RateLimited):
+    """A client address sent too many unknown API keys; it is refused before its keys are compared."""
+
+    code = "auth_throttled"
+
     def __init__(self, retry_after_s: float) -> None:
-        super().__init__(f"rate limit exceeded; retry after {retry_after_s:.0f} s")
+        super().__init__(retry_after_s, "too many failed API key attempts from this address")
+
+
+class Overloaded(ApplicationError):
+    """The process runs as many runs as it may (MAX_RUNS_IN_FLIGHT); the request was refused, nothing stored."""
+
+    code = "overloaded"
+
+    def __init__(self, retry_after_s: float) -> None:
+        wait_s = max(1, math.ceil(retry_after_s))
+        super().__init__(f"the server is at its limit of runs in flight; retry after {wait_s} s")
         self.retry_after_s = retry_after_s
 
 

@@ -87,6 +87,15 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, rename="upper", forbid
     # --- the HTTP API ---
     api_keys: tuple[str, ...] = ()
     rate_limit_per_min: PositiveInt = 30
+    # Failed API-key attempts (missing or unknown key) one client address may make a minute; past it
+    # the address gets 429 until the window slides, before its keys are even compared.
+    auth_failures_per_min: PositiveInt = 10
+    # Reverse proxies (addresses or networks, comma-separated; * for any) whose X-Forwarded-For names
+    # the client. Empty: the TCP peer is the client, whatever headers it sends.
+    forwarded_allow_ips: tuple[str, ...] = ()
+    # Runs one process takes on at once; past it POST /v1/runs answers 503 with Retry-After at once,
+    # so overload is refused rather than queued. Unset: the database pool's size (see runs_in_flight_cap).
+    max_runs_in_flight: PositiveInt | None = None
     response_timeout_s: Annotated[float, msgspec.Meta(ge=0)] = 30.0
     run_mode: Literal["inline", "queue"] = "inline"
     run_lease_s: PositiveFloat = 30.0
@@ -120,7 +129,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, rename="upper", forbid
     log_format: Literal["auto", "json", "console"] = "auto"
 
 
-_LIST_FIELDS = frozenset({"API_KEYS", "AGENTKIT_TOOL_MODULES"})
+_LIST_FIELDS = frozenset({"API_KEYS", "AGENTKIT_TOOL_MODULES", "FORWARDED_ALLOW_IPS"})
 _KNOWN = frozenset(field.encode_name for field in msgspec.structs.fields(Settings))
 
 
@@ -144,6 +153,21 @@ def load_settings(environ: Mapping[str, str], **overrides: Any) -> Settings:
         return msgspec.convert(raw, Settings, strict=False)
     except msgspec.ValidationError as exc:
         raise ConfigurationError(_one_line(str(exc))) from None
+
+
+def runs_in_flight_cap(settings: Settings) -> int:
+    """MAX_RUNS_IN_FLIGHT, or by default the database pool: DATABASE_POOL_SIZE + DATABASE_MAX_OVERFLOW.
+
+    Why the pool: a run holds a connection for one statement at a time and never across an LLM or
+    tool call, so with as many runs in flight as there are connections no run ever waits for one.
+    Past that, runs queue for the pool and, since a run's own work is CPU on the one event loop,
+    for the loop too: each extra run adds latency to every run and to every refusal, and no
+    throughput (measured in docs/benchmarks.md, "Overload": twice the pool doubled the refusals'
+    latency). Runs that spend seconds in a real model hold no connection meanwhile: raise the cap there.
+    """
+    if settings.max_runs_in_flight is not None:
+        return settings.max_runs_in_flight
+    return settings.database_pool_size + settings.database_max_overflow
 
 
 def _one_line(message: str) -> str:

@@ -3,7 +3,7 @@
 from collections.abc import AsyncIterator, Sequence
 from typing import Any, NewType
 
-from dishka import AsyncContainer, Provider, Scope, from_context, make_async_container, provide
+from dishka import AnyOf, AsyncContainer, Provider, Scope, from_context, make_async_container, provide
 
 from agentkit.adapters.llm.factory import build_llm_client
 from agentkit.adapters.scheduling import InlineRunScheduler
@@ -15,6 +15,7 @@ from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.id_generator import IdGenerator
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.ports.rate_limiter import RateLimiter
+from agentkit.application.ports.run_admission import RunAdmission
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.application.ports.session_store import SessionStore
@@ -27,7 +28,7 @@ from agentkit.application.runs.queries import GetRun, GetTrace
 from agentkit.application.runs.run_agent import RunAgent
 from agentkit.application.runs.submit_run import SubmitRun
 from agentkit.application.runs.wait_for_run import WaitForRun
-from agentkit.application.settings import Settings
+from agentkit.application.settings import Settings, runs_in_flight_cap
 from agentkit.application.tools.discovery import (
     context_providers_in,
     import_tool_modules,
@@ -131,25 +132,31 @@ class CoreProvider(Provider):
             observers=observers,
         )
 
-    @provide(scope=Scope.APP)
-    def scheduler(self, loop: AgentLoop, settings: Settings) -> RunScheduler:
-        """Where accepted runs execute (RUN_MODE); inline: tasks of this process."""
+    @provide(scope=Scope.APP, provides=AnyOf[RunScheduler, RunAdmission])
+    def scheduler(self, loop: AgentLoop, settings: Settings) -> InlineRunScheduler:
+        """Where accepted runs execute (RUN_MODE); inline: tasks of this process, which also count them."""
         if settings.run_mode != "inline":
             raise ConfigurationError("RUN_MODE: only 'inline' is available in this version")
-        return InlineRunScheduler(loop)
+        return InlineRunScheduler(loop, max_in_flight=runs_in_flight_cap(settings))
 
     @provide(scope=Scope.REQUEST)
     def submit_run(
         self,
         create: CreateRun,
         scheduler: RunScheduler,
+        admission: RunAdmission,
         runs: RunRepository,
         limiter: RateLimiter,
         settings: Settings,
     ) -> SubmitRun:
-        """The SubmitRun use-case, with the per-key rate limit."""
+        """The SubmitRun use-case, with the cap on runs in flight and the per-key rate limit."""
         return SubmitRun(
-            create=create, scheduler=scheduler, runs=runs, limiter=limiter, limit_per_min=settings.rate_limit_per_min
+            create=create,
+            scheduler=scheduler,
+            admission=admission,
+            runs=runs,
+            limiter=limiter,
+            limit_per_min=settings.rate_limit_per_min,
         )
 
     @provide(scope=Scope.APP)

@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agentkit.adapters.demo.seeder import PostgresDemoSeeder
 from agentkit.adapters.embedded import EmbeddedServers
+from agentkit.adapters.fallback_rate_limiter import FallbackRateLimiter
 from agentkit.adapters.memory import InMemoryRateLimiter, InMemoryRunRepository, InMemorySessionStore, InMemoryTraceSink
 from agentkit.adapters.memory.schema_migrator import InMemorySchemaMigrator
 from agentkit.adapters.postgres import AlembicSchemaMigrator, SqlaRunRepository, SqlaTraceSink, create_engine
@@ -172,10 +173,12 @@ class StateProvider(Provider):
 
     @provide
     def rate_limiter(self, conns: StateConnections, settings: Settings, clock: Clock) -> RateLimiter:
-        """Rate-limit windows in Redis, or in memory."""
+        """Rate-limit windows in Redis (in this process's memory while Redis is down), or in memory."""
         if conns.redis is None:
             return InMemoryRateLimiter(clock)
-        return RedisRateLimiter(conns.redis, prefix=settings.redis_key_prefix)
+        # a Redis outage loosens the limits to per process rather than refusing every request they guard
+        shared = RedisRateLimiter(conns.redis, prefix=settings.redis_key_prefix)
+        return FallbackRateLimiter(shared, InMemoryRateLimiter(clock), clock=clock)
 
     @provide
     def migrator(self, conns: StateConnections) -> SchemaMigrator:

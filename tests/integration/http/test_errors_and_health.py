@@ -1,6 +1,5 @@
 """Problem details for bad requests, /health, the OpenAPI document, and runs whose executor died."""
 
-import re
 from datetime import timedelta
 
 import pytest
@@ -120,15 +119,14 @@ async def test_a_store_outage_is_a_503_with_retry_after_not_a_500(
         assert response.json()["detail"] == "PostgreSQL is unavailable (ConnectionRefusedError)"
 
 
-async def test_a_redis_outage_on_run_creation_is_a_503(api_factory: ApiFactory, unused_tcp_port: int) -> None:
-    api = await api_factory([], redis_url=f"redis://127.0.0.1:{unused_tcp_port}/0")
+async def test_a_redis_outage_does_not_stop_run_creation(api_factory: ApiFactory, unused_tcp_port: int) -> None:
+    # nothing listens on this loopback port: Redis is down, so the rate limit is counted per process
+    api = await api_factory([LLMResponse(text="done")], redis_url=f"redis://127.0.0.1:{unused_tcp_port}/0")
 
     response = await api.post("/v1/runs", json={"goal": "x"}, headers=headers())
 
-    assert response.status_code == 503
-    assert response.headers["retry-after"] == "5"
-    # named by the most specific cause redis-py kept: the refused socket, or its own ConnectionError
-    assert re.fullmatch(r"Redis is unavailable \((ConnectionRefusedError|ConnectionError)\)", response.json()["detail"])
+    assert response.status_code == 201
+    assert response.json()["status"] == "succeeded"
 
 
 async def test_a_database_error_that_is_not_an_outage_is_a_500_and_logged(
@@ -179,7 +177,8 @@ async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) 
     assert run_create["properties"]["goal"]["maxLength"] == 8000  # MAX_GOAL_CHARS, what the server enforces
     assert run_create["properties"]["token_budget"]["maximum"] == 2**31 - 1
     assert run_create["properties"]["output_schema"]["oneOf"][0] == {"$ref": "#/components/schemas/OutputSchema"}
-    assert set(document["paths"]["/v1/runs/{run_id}"]["get"]["responses"]) == {"200", "400", "401", "404", "422", "503"}
+    read = document["paths"]["/v1/runs/{run_id}"]["get"]
+    assert set(read["responses"]) == {"200", "400", "401", "404", "422", "429", "503"}
     assert set(document["paths"]["/health"]["get"]["responses"]) == {"200", "503"}
     scheme = document["components"]["securitySchemes"]["ApiKey"]
     assert scheme == {"type": "apiKey", "name": "X-API-Key", "in": "header"}

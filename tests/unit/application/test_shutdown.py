@@ -39,7 +39,14 @@ def gated(gate: Gate) -> Harness:
 
 def submitter(h: Harness) -> SubmitRun:
     limiter = InMemoryRateLimiter(h.clock)
-    return SubmitRun(create=h.create, scheduler=h.scheduler, runs=h.runs, limiter=limiter, limit_per_min=100)
+    return SubmitRun(
+        create=h.create,
+        scheduler=h.scheduler,
+        admission=h.scheduler,
+        runs=h.runs,
+        limiter=limiter,
+        limit_per_min=100,
+    )
 
 
 async def test_a_sync_submit_answers_at_once_with_the_running_run_when_shutdown_begins() -> None:

@@ -6,6 +6,7 @@ import functools
 import structlog
 
 from agentkit.application.agent.loop import AgentLoop
+from agentkit.application.ports.run_admission import RunAdmission
 from agentkit.application.ports.run_scheduler import RunScheduler, WaitResult
 from agentkit.domain.ids import RunId
 from agentkit.domain.run import Run
@@ -13,24 +14,49 @@ from agentkit.domain.run import Run
 logger = structlog.get_logger(__name__)
 
 
-class InlineRunScheduler(RunScheduler):
+class InlineRunScheduler(RunScheduler, RunAdmission):
     """Runs each submitted run as a task of this process's event loop.
 
     The task's outcome is persisted by the loop itself; this class only keeps the tasks so that
     waits can await them and shutdown can let them finish (or interrupt them, which the loop
     records as `failed: interrupted`).
+
+    It is also the admission count, since it knows what runs here: runs in flight are the running
+    tasks plus the places reserved for runs being stored; with `max_in_flight` set, no reservation
+    is granted past it. A task frees its place when it ends, whatever the outcome.
+
+    Args:
+        loop: Executes the runs.
+        max_in_flight: Runs this process takes on at once (None: no cap).
     """
 
-    def __init__(self, loop: AgentLoop) -> None:
+    def __init__(self, loop: AgentLoop, *, max_in_flight: int | None = None) -> None:
         self._loop = loop
         self._tasks: dict[RunId, asyncio.Task[Run]] = {}
         self._stopping = asyncio.Event()
         self._drain: asyncio.Task[None] | None = None
+        self._max_in_flight = max_in_flight
+        self._reserved = 0
 
     @property
     def accepting(self) -> bool:
         """False once shutdown began."""
         return not self._stopping.is_set()
+
+    def try_reserve(self) -> bool:
+        """Take a place for a run about to be stored, if the cap leaves one."""
+        if not self.has_room():
+            return False
+        self._reserved += 1
+        return True
+
+    def has_room(self) -> bool:
+        """Whether the cap leaves a place free now."""
+        return self._max_in_flight is None or self._reserved + len(self._tasks) < self._max_in_flight
+
+    def release(self) -> None:
+        """Give back a reserved place (the run's task, if it was submitted, now holds one of its own)."""
+        self._reserved = max(self._reserved - 1, 0)
 
     def submit(self, run: Run) -> None:
         """Start the run in the background."""

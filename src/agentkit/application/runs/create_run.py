@@ -44,6 +44,15 @@ class CreateRunInput(msgspec.Struct, frozen=True, kw_only=True):
     request_fingerprint: str | None = None
 
 
+class ValidRunRequest(msgspec.Struct, frozen=True, kw_only=True):
+    """A request that passed validation, its limits resolved: what `CreateRun.store` takes."""
+
+    request: CreateRunInput
+    goal: str
+    max_steps: int
+    token_budget: int | None
+
+
 class CreateRunResult(msgspec.Struct, frozen=True, kw_only=True):
     """The stored run, and whether it was a replay of an earlier request with the same key."""
 
@@ -64,6 +73,10 @@ class CreateRun:
     - An output schema must build the `final_result` tool the run will use (see `output_schema`).
     - With an idempotency key: the same key and the same request return the first run (a replay);
       the same key with another request is refused.
+
+    `execute` does it all; `validate`, `replay_of` and `store` are its three steps, in that order,
+    for a caller that has something to do between them (SubmitRun counts the request only once it
+    is known to be valid and new).
     """
 
     def __init__(
@@ -87,33 +100,19 @@ class CreateRun:
         self._pending_lease = None if pending_lease_s is None else timedelta(seconds=pending_lease_s)
 
     async def execute(self, inp: CreateRunInput) -> CreateRunResult:
-        """Validate and store the run."""
-        goal = self._validate(inp)
-        if inp.idempotency_key is not None:
-            earlier = await self._runs.get_by_idempotency_key(inp.owner, inp.idempotency_key)
-            if earlier is not None:
-                if earlier.request_fingerprint != inp.request_fingerprint:
-                    raise IdempotencyMismatch("this Idempotency-Key was already used with a different request")
-                return CreateRunResult(run=earlier, replayed=True)
-        now = self._clock.now()
-        run = Run(
-            id=self._ids.new_run_id(),
-            owner=inp.owner,
-            goal=goal,
-            session_id=inp.session_id,
-            output_schema=inp.output_schema,
-            max_steps=min(inp.max_steps or self._max_steps, self._max_steps),
-            token_budget=_lower(inp.token_budget, self._token_budget),
-            created_at=now,
-            expires_at=None if self._pending_lease is None else now + self._pending_lease,
-            idempotency_key=inp.idempotency_key,
-            request_fingerprint=inp.request_fingerprint,
-        )
-        await self._runs.add(run)
-        return CreateRunResult(run=run)
+        """Validate and store the run (or return the earlier run this request repeats)."""
+        valid = self.validate(inp)
+        earlier = await self.replay_of(inp)
+        if earlier is not None:
+            return CreateRunResult(run=earlier, replayed=True)
+        return CreateRunResult(run=await self.store(valid))
 
-    def _validate(self, inp: CreateRunInput) -> str:
-        """The stripped goal, once every part of the request is known to be acceptable."""
+    def validate(self, inp: CreateRunInput) -> ValidRunRequest:
+        """Check the request (no I/O).
+
+        Raises:
+            InvalidGoal: the goal, `max_steps`, `token_budget` or the output schema is not acceptable.
+        """
         goal = validate_goal(inp.goal, max_chars=self._max_goal_chars)
         _refuse_non_text("session_id", inp.session_id)
         _refuse_non_text("idempotency_key", inp.idempotency_key)
@@ -127,7 +126,49 @@ class CreateRun:
                 final_result_tool(inp.output_schema)
             except ValueError as exc:
                 raise InvalidGoal(str(exc)) from None
-        return goal
+        return ValidRunRequest(
+            request=inp,
+            goal=goal,
+            max_steps=min(inp.max_steps or self._max_steps, self._max_steps),
+            token_budget=_lower(inp.token_budget, self._token_budget),
+        )
+
+    async def replay_of(self, inp: CreateRunInput) -> Run | None:
+        """The run an earlier request with the same idempotency key created, if any.
+
+        Raises:
+            IdempotencyMismatch: the key was used with a different request.
+        """
+        if inp.idempotency_key is None:
+            return None
+        earlier = await self._runs.get_by_idempotency_key(inp.owner, inp.idempotency_key)
+        if earlier is not None and earlier.request_fingerprint != inp.request_fingerprint:
+            raise IdempotencyMismatch("this Idempotency-Key was already used with a different request")
+        return earlier
+
+    async def store(self, valid: ValidRunRequest) -> Run:
+        """Store the pending run.
+
+        Raises:
+            IdempotencyConflict: a concurrent request with the same idempotency key stored its run first.
+        """
+        inp = valid.request
+        now = self._clock.now()
+        run = Run(
+            id=self._ids.new_run_id(),
+            owner=inp.owner,
+            goal=valid.goal,
+            session_id=inp.session_id,
+            output_schema=inp.output_schema,
+            max_steps=valid.max_steps,
+            token_budget=valid.token_budget,
+            created_at=now,
+            expires_at=None if self._pending_lease is None else now + self._pending_lease,
+            idempotency_key=inp.idempotency_key,
+            request_fingerprint=inp.request_fingerprint,
+        )
+        await self._runs.add(run)
+        return run
 
 
 def _refuse_non_text(name: str, value: str | None) -> None:

@@ -1,13 +1,21 @@
 """SubmitRun: accept a run, start it in the background, and wait a while for it to end."""
 
+import contextlib
+
 import msgspec
 
-from agentkit.application.errors import RateLimited, ShuttingDown
+from agentkit.application.errors import ApplicationError, Overloaded, RateLimited, ShuttingDown
 from agentkit.application.ports.rate_limiter import RateLimiter
+from agentkit.application.ports.run_admission import RunAdmission
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.run_scheduler import RunScheduler
-from agentkit.application.runs.create_run import CreateRun, CreateRunInput
+from agentkit.application.runs.create_run import CreateRun, CreateRunInput, ValidRunRequest
 from agentkit.domain.run import Run
+
+# What a refused client is told to wait: about as long as a run takes here at the cap, so a retry
+# finds places freed by the runs that were in flight when it was refused.
+OVERLOADED_RETRY_AFTER_S = 1.0
+RATE_WINDOW_S = 60.0
 
 
 class SubmitRunResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -25,9 +33,15 @@ class SubmitRunResult(msgspec.Struct, frozen=True, kw_only=True):
 class SubmitRun:
     """Store a run (committed before anyone hears of it), start it, and wait up to `wait_s`.
 
-    Rules:
-    - Each owner may create `limit_per_min` runs a minute (sliding window); past it, RateLimited.
-    - A replayed request (same idempotency key and body) starts nothing: no second LLM call.
+    Rules, in the order they apply (the cheap refusals first, and nothing counted that is not accepted):
+    - An invalid request is refused (InvalidGoal) before anything is read, counted or stored.
+    - A replayed request (same idempotency key and body) returns the earlier run: it starts nothing,
+      needs no place and spends none of the owner's quota (no second LLM call either).
+    - A new run needs a place among the runs in flight in this process; with none free it is refused
+      at once (Overloaded, before it is stored), so overload costs a refusal, not everyone's latency.
+    - Each owner may create `limit_per_min` runs a minute (sliding window); past it, RateLimited. The
+      quota is counted before the run is stored (check and count are one atomic step, so concurrent
+      requests cannot overshoot) and refunded if storing fails: only accepted runs count.
     - The wait never cancels the run; a run still going after the wait keeps running.
     - A process that is shutting down takes no new runs (ShuttingDown), and ends its waits at once.
     """
@@ -37,31 +51,55 @@ class SubmitRun:
         *,
         create: CreateRun,
         scheduler: RunScheduler,
+        admission: RunAdmission,
         runs: RunRepository,
         limiter: RateLimiter,
         limit_per_min: int,
     ) -> None:
         self._create = create
         self._scheduler = scheduler
+        self._admission = admission
         self._runs = runs
         self._limiter = limiter
         self._limit_per_min = limit_per_min
 
     async def execute(self, inp: CreateRunInput, *, wait_s: float) -> SubmitRunResult:
         """Accept the run; return it finished, or as it stands after `wait_s` seconds."""
+        valid = self._create.validate(inp)
+        earlier = await self._create.replay_of(inp)
+        if earlier is not None:
+            return await self._settle(earlier, wait_s, replayed=True)
         if not self._scheduler.accepting:
             raise ShuttingDown("the server is shutting down; retry the request")
-        decision = await self._limiter.hit(f"runs:{inp.owner}", limit=self._limit_per_min, window_s=60.0)
+        if not self._admission.try_reserve():
+            raise Overloaded(OVERLOADED_RETRY_AFTER_S)
+        try:
+            run = await self._store_within_quota(valid)
+            self._scheduler.submit(run)  # from here the run's task holds its place until the run ends
+        finally:
+            self._admission.release()
+        return await self._settle(run, wait_s, replayed=False)
+
+    async def _store_within_quota(self, valid: ValidRunRequest) -> Run:
+        key = f"runs:{valid.request.owner}"
+        decision = await self._limiter.hit(key, limit=self._limit_per_min, window_s=RATE_WINDOW_S)
         if not decision.allowed:
             raise RateLimited(decision.retry_after_s)
-        created = await self._create.execute(inp)
-        run = created.run
-        if not created.replayed:
-            self._scheduler.submit(run)
-        if created.replayed or (wait_s > 0 and not run.is_terminal):
+        try:
+            return await self._create.store(valid)
+        except BaseException:
+            if decision.receipt is not None:
+                # not accepted after all (outage, a concurrent request with the same key, cancel):
+                # give the quota back; if that fails too, the request stays counted until the window slides
+                with contextlib.suppress(ApplicationError):
+                    await self._limiter.refund(key, decision.receipt)
+            raise
+
+    async def _settle(self, run: Run, wait_s: float, *, replayed: bool) -> SubmitRunResult:
+        if replayed or (wait_s > 0 and not run.is_terminal):
             waited = await self._scheduler.wait(run.id, wait_s) if wait_s > 0 else None
             if waited is not None and waited.run is not None:
-                return SubmitRunResult(run=waited.run, replayed=created.replayed)
+                return SubmitRunResult(run=waited.run, replayed=replayed)
             latest = await self._runs.get(run.id)  # still going, or going elsewhere: how it stands now
             run = latest or run
-        return SubmitRunResult(run=run, replayed=created.replayed)
+        return SubmitRunResult(run=run, replayed=replayed)

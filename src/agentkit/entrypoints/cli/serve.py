@@ -6,9 +6,10 @@ from collections.abc import Callable, Mapping
 import structlog
 import uvicorn
 from dishka.integrations.litestar import LitestarProvider
+from litestar import Litestar
 
 from agentkit.application.ports.run_scheduler import RunScheduler
-from agentkit.application.settings import load_settings
+from agentkit.application.settings import Settings, load_settings
 from agentkit.container import make_container
 from agentkit.entrypoints.http import create_app
 from agentkit.entrypoints.logging import configure_logging
@@ -66,19 +67,32 @@ async def serve_command(args: argparse.Namespace, environ: Mapping[str, str]) ->
     except BaseException:
         await container.close()
         raise
-    config = uvicorn.Config(
-        create_app(container, settings),
-        host=settings.host,
-        port=settings.port,
-        log_config=None,
-        access_log=False,
-        lifespan="on",
-        # a request that still runs this long after the stop signal is cut off; waits end at once anyway
-        timeout_graceful_shutdown=max(1, round(settings.shutdown_grace_s)),
+    server = DrainingServer(
+        server_config(create_app(container, settings), settings),
+        on_stop=lambda: scheduler.begin_shutdown(settings.shutdown_grace_s),
     )
-    server = DrainingServer(config, on_stop=lambda: scheduler.begin_shutdown(settings.shutdown_grace_s))
     logger.info(
         "serving", url=f"http://{settings.host}:{settings.port}", docs=f"http://{settings.host}:{settings.port}/docs"
     )
     await server.serve()
     return 0
+
+
+def server_config(app: Litestar, settings: Settings) -> uvicorn.Config:
+    """Uvicorn's configuration for the app.
+
+    X-Forwarded-For is trusted only from the proxies in FORWARDED_ALLOW_IPS (uvicorn's own default
+    trusts any loopback peer), so a client cannot name its own address and dodge a per-address limit.
+    """
+    return uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        proxy_headers=bool(settings.forwarded_allow_ips),
+        forwarded_allow_ips=list(settings.forwarded_allow_ips),
+        # a request that still runs this long after the stop signal is cut off; waits end at once anyway
+        timeout_graceful_shutdown=max(1, round(settings.shutdown_grace_s)),
+    )

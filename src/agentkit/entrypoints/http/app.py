@@ -14,15 +14,18 @@ from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 
 from agentkit import __version__
+from agentkit.application.ports.run_admission import RunAdmission
 from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.application.runs.expire_runs import ExpireLapsedRuns
 from agentkit.application.settings import Settings
 from agentkit.entrypoints.http.auth import API_KEY_HEADER, ApiKeys, authenticate, require_api_key
+from agentkit.entrypoints.http.auth_throttle import FailedKeyThrottle
 from agentkit.entrypoints.http.docs import docs_assets, docs_ui
 from agentkit.entrypoints.http.meta import health, list_tools
 from agentkit.entrypoints.http.middleware import request_context
 from agentkit.entrypoints.http.problems import EXCEPTION_HANDLERS
 from agentkit.entrypoints.http.runs import runs_controller
+from agentkit.entrypoints.http.shedding import shed_when_full
 
 logger = structlog.get_logger(__name__)
 
@@ -76,7 +79,15 @@ def create_app(container: AsyncContainer, settings: Settings) -> Litestar:
         debug=False,
     )
     app.state.api_keys = ApiKeys(settings.api_keys)
+    app.state.auth_throttle = FailedKeyThrottle(limit_per_min=settings.auth_failures_per_min)
     setup_dishka(container, app)
+    # outermost, so that a refusal under overload skips even dishka's request scope
+    app.asgi_handler = shed_when_full(
+        app.asgi_handler,
+        admission=lambda: container.get(RunAdmission),
+        keys=app.state.api_keys,
+        throttle=app.state.auth_throttle,
+    )
     return app
 
 

@@ -12,6 +12,12 @@ logger = structlog.get_logger("agentkit.access")
 _VALID_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 
 
+def request_id_of(scope: Scope) -> str:
+    """The caller's X-Request-ID when it is sane, else a new one."""
+    incoming = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"x-request-id"), "")
+    return incoming if _VALID_ID.match(incoming) else uuid.uuid4().hex
+
+
 def request_context(app: ASGIApp) -> ASGIApp:
     """Give each request an id (the caller's X-Request-ID when sane), echo it, log one access line."""
 
@@ -19,9 +25,7 @@ def request_context(app: ASGIApp) -> ASGIApp:
         if scope["type"] != ScopeType.HTTP:
             await app(scope, receive, send)
             return
-        # latin-1, as HTTP/1.1 carries header bytes: a byte that is not UTF-8 must not fail the request
-        incoming = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"x-request-id"), "")
-        request_id = incoming if _VALID_ID.match(incoming) else uuid.uuid4().hex
+        request_id = request_id_of(scope)
         status = 500
         started = time.perf_counter()
 

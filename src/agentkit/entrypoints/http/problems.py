@@ -13,6 +13,7 @@ from agentkit.application.errors import (
     ApplicationError,
     IdempotencyConflict,
     IdempotencyMismatch,
+    Overloaded,
     RateLimited,
     RunConflict,
     RunNotFound,
@@ -25,6 +26,7 @@ logger = structlog.get_logger(__name__)
 
 PROBLEM_JSON = "application/problem+json"
 STORE_RETRY_AFTER_S = 5
+OVERLOADED_TITLE = "Overloaded"
 TYPE_BASE = "https://agentkit.dev/problems/"
 
 
@@ -66,6 +68,7 @@ _BY_ERROR: list[tuple[type[Exception], int, str]] = [
     (IdempotencyMismatch, 422, "Idempotency key reused"),
     (InvalidGoal, 422, "Invalid run request"),
     (RateLimited, 429, "Too many requests"),
+    (Overloaded, 503, OVERLOADED_TITLE),
     (StoreUnavailable, 503, "Service unavailable"),
     (ShuttingDown, 503, "Service unavailable"),
 ]
@@ -91,16 +94,23 @@ def problem(
     errors: list[dict[str, Any]] | None = None,
 ) -> Response[Problem]:
     """A problem-details response."""
-    body = Problem(
+    body = problem_details(status, code, title, detail, instance=request.url.path, errors=errors)
+    return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+
+
+def problem_details(
+    status: int, code: str, title: str, detail: str, *, instance: str, errors: list[dict[str, Any]] | None = None
+) -> Problem:
+    """The problem-details body."""
+    return Problem(
         type=TYPE_BASE + code.replace("_", "-"),
         title=title,
         status=status,
         detail=detail,
-        instance=request.url.path,
+        instance=instance,
         code=code,
         errors=errors,
     )
-    return Response(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
 def on_app_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Problem]:
@@ -108,8 +118,8 @@ def on_app_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Pr
     for kind, status, title in _BY_ERROR:
         if isinstance(exc, kind):
             headers = None
-            if isinstance(exc, RateLimited):
-                headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after_s)))}
+            if isinstance(exc, RateLimited | Overloaded):
+                headers = {"Retry-After": retry_after(exc.retry_after_s)}
             elif isinstance(exc, StoreUnavailable):
                 logger.warning("store_unavailable", path=request.url.path, error=str(exc))
                 headers = {"Retry-After": str(STORE_RETRY_AFTER_S)}
@@ -119,6 +129,11 @@ def on_app_error(request: Request[Any, Any, Any], exc: Exception) -> Response[Pr
             code = getattr(exc, "code", "error")
             return problem(request, status, code, title, str(exc), headers=headers)
     return on_unexpected(request, exc)
+
+
+def retry_after(seconds: float) -> str:
+    """A Retry-After value: whole seconds, at least one."""
+    return str(max(1, math.ceil(seconds)))
 
 
 def on_validation_error(request: Request[Any, Any, Any], exc: ValidationException) -> Response[Problem]:
@@ -184,13 +199,21 @@ _DESCRIPTIONS = {
         "`invalid_goal`), or the Idempotency-Key was used before with a different body "
         "(`code` is `idempotency_key_reused`)"
     ),
-    429: "Rate limit reached; see Retry-After",
-    503: "PostgreSQL or Redis is unavailable, or the server is shutting down; see Retry-After",
+    429: "Rate limit reached, or too many failed API keys from this address; see Retry-After",
+    503: (
+        "PostgreSQL or Redis is unavailable, the server has all the runs in flight it takes, or it is "
+        "shutting down; see Retry-After"
+    ),
 }
 
 
 def problem_responses(*statuses: int) -> dict[int, ResponseSpec]:
-    """OpenAPI entries for the problem-details answers a route can give."""
+    """OpenAPI entries for the problem-details answers a route can give.
+
+    A route behind the API-key guard (401) can also be throttled by it (429).
+    """
+    if 401 in statuses and 429 not in statuses:
+        statuses = (*statuses, 429)
     return {
         status: ResponseSpec(
             data_container=Problem, description=_DESCRIPTIONS[status], media_type=PROBLEM_JSON, generate_examples=False
