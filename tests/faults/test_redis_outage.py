@@ -1,4 +1,4 @@
-"""Redis stopped under load through the real app: refusals are 503s, runs go on, the app recovers."""
+"""Redis stopped under load through the real app: no 500s, runs go on (the limiter falls back), the app recovers."""
 
 import asyncio
 
@@ -26,8 +26,8 @@ async def test_a_redis_stop_under_load_refuses_with_503_and_loses_no_finished_ru
     assert_nothing_lost(outcome.tally)
     assert_recovered(outcome)
     down = outcome.load.sent_between(outcome.fault_start + 0.5, outcome.fault_end)
-    # new runs need the rate limiter (Redis): refused; reading a run needs PostgreSQL only: served
-    assert any(a.kind == "post" and a.status == 503 for a in down)
+    # new runs are still taken: the rate limit falls back to a per-process window while Redis is away
+    assert any(a.kind == "post" and a.status in (201, 202) for a in down)
     assert all(a.status == 200 for a in down if a.kind in ("get", "trace"))
     assert outcome.caught  # runs in flight when Redis went away (their sessions unsaved) still succeeded
     assert app.count("unhandled_error", "run_crashed", "trace_write_failed") == {}
