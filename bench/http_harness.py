@@ -131,7 +131,7 @@ def agentkit_command(
         "PYTHONPATH": str(scratch.work),
         **{name.upper(): value for name, value in settings.items()},
     }
-    argv = [PYTHON, "-m", "agentkit.entrypoints.cli.main", "serve"]
+    argv = [PYTHON, "-m", "agentkit", "serve"]
     if profile:
         argv[1:1] = ["-m", "cProfile", "-o", profile]
     return argv, env

@@ -34,7 +34,7 @@ from collections.abc import Awaitable, Callable
 from sqlalchemy.engine import URL
 
 from agentkit.adapters.postgres import parse_database_url
-from agentkit.application.settings import load_settings
+from agentkit.entrypoints.wiring.settings import load_settings
 from http_harness import (
     API_KEY,
     BENCH_DIR,
@@ -91,7 +91,7 @@ async def load(scratch: Scratch, args: argparse.Namespace) -> None:
     # bench/overload.py what the cap does (50 clients would otherwise meet the default cap of 30)
     agentkit_argv, agentkit_env = agentkit_command(scratch, profile=args.profile, max_runs_in_flight="1000000")
     # the same number of database connections as AgentKit's default pool
-    pool = str(load_settings({}).database_pool_size)
+    pool = str(load_settings({}).state.database_pool_size)
     bare_env = {**os.environ, "BARE_DATABASE_URL": scratch.dsn, "BARE_POOL_SIZE": pool}
     bare_argv = [PYTHON, str(BENCH_DIR / "bare_endpoint.py")]
     bare_port, agentkit_port = free_port(), free_port()

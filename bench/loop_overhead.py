@@ -80,7 +80,7 @@ class Runtime:
             trace=self.trace,
             sessions=InMemorySessionStore(clock),
             clock=clock,
-            config=AgentConfig(max_steps=max_steps),
+            config=AgentConfig(),
         )
         create = CreateRun(
             runs=self.runs, clock=clock, ids=SequentialIdGenerator(), max_steps=max_steps, max_goal_chars=10_000
@@ -214,7 +214,7 @@ async def memory_per_run(in_flight: int) -> dict[str, float]:
         trace=trace,
         sessions=sessions,
         clock=clock,
-        config=AgentConfig(max_steps=10),
+        config=AgentConfig(),
     )
     agent = RunAgent(create=CreateRun(runs=runs, clock=clock, ids=ids, max_steps=10, max_goal_chars=1000), loop=loop)
 

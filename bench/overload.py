@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from sqlalchemy.engine import URL
 
 from agentkit.adapters.postgres import parse_database_url
-from agentkit.application.settings import load_settings, runs_in_flight_cap
+from agentkit.entrypoints.wiring.settings import load_settings, runs_in_flight_cap
 from http_harness import (
     Rows,
     Scratch,

@@ -12,12 +12,10 @@ import os
 from logging.config import fileConfig
 
 from alembic import context
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import URL, Connection
 
 from agentkit.adapters.postgres.engine import create_engine
 from agentkit.adapters.postgres.tables import metadata
-from agentkit.adapters.postgres.url import database_url
-from agentkit.application.settings import load_settings
 
 config = context.config
 _shared_connection: Connection | None = config.attributes.get("connection")
@@ -33,8 +31,16 @@ def _configure_and_run(connection: Connection) -> None:
         context.run_migrations()
 
 
+def _configured_url() -> URL | None:
+    # only the alembic command line reads settings: `agentkit migrate` hands over its connection
+    from agentkit.entrypoints.wiring.locations import database_url
+    from agentkit.entrypoints.wiring.settings import load_settings
+
+    return database_url(load_settings(os.environ).state)
+
+
 async def _run_with_own_engine() -> None:
-    url = database_url(load_settings(os.environ))
+    url = _configured_url()
     if url is None:
         raise SystemExit("set DATABASE_URL (or POSTGRES_HOST and friends) to say which database to migrate")
     engine = create_engine(url, pool_size=1, max_overflow=0)
@@ -47,7 +53,7 @@ async def _run_with_own_engine() -> None:
 
 
 def _run_offline() -> None:
-    url = database_url(load_settings(os.environ))
+    url = _configured_url()
     context.configure(
         url=url.render_as_string(hide_password=False) if url else "postgresql://",
         target_metadata=metadata,

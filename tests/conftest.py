@@ -4,9 +4,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from agentkit.entrypoints.logging import reset_logging
+from agentkit.entrypoints.wiring.logging import reset_logging
 
-pytest_plugins = ["tests.state_fixtures", "tests.demo_fixtures"]
+pytest_plugins = ["tests.state_fixtures", "tests.demo_fixtures", "tests.http_fixtures"]
 
 
 @pytest.fixture(autouse=True)

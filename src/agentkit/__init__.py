@@ -12,12 +12,12 @@ result = await Agent(llm=my_llm, tools=[add]).run("what is 2+3?")
 
 from typing import TYPE_CHECKING
 
+from agentkit._version import __version__
 from agentkit.application.tools import Tool, ToolContext, ToolError, ToolRegistry, tool
 
 if TYPE_CHECKING:
-    from agentkit.container.library import Agent, AgentResult
+    from agentkit.agent import Agent, AgentResult
 
-__version__ = "0.1.0"
 
 __all__ = ["Agent", "AgentResult", "Tool", "ToolContext", "ToolError", "ToolRegistry", "__version__", "tool"]
 
@@ -25,7 +25,7 @@ __all__ = ["Agent", "AgentResult", "Tool", "ToolContext", "ToolError", "ToolRegi
 def __getattr__(name: str) -> object:
     # Agent pulls in every adapter; import it when asked for, so `from agentkit import tool` stays light.
     if name in ("Agent", "AgentResult"):
-        from agentkit.container import library
+        from agentkit import agent
 
-        return getattr(library, name)
+        return getattr(agent, name)
     raise AttributeError(f"module 'agentkit' has no attribute {name!r}")

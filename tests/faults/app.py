@@ -1,6 +1,6 @@
 """`agentkit serve` as a subprocess on the private servers, with a scripted model and a slow tool.
 
-The real app: the CLI builds `make_container` and `create_app` from the environment, uvicorn serves
+The real app: the composition root builds it from the environment, uvicorn serves
 it on a free loopback port. Each run asks the model three times, calls the `pause` tool twice
 (0.25 s each, so runs are in flight when a server goes away) and answers: five trace steps.
 """
@@ -102,7 +102,7 @@ class AppServer:
         """Start the server and wait until /health says ok."""
         with self.log.open("ab") as log:
             self._proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-                [sys.executable, "-m", "agentkit.entrypoints.cli.main", "serve", "--port", str(self.port)],
+                [sys.executable, "-m", "agentkit", "serve", "--port", str(self.port)],
                 env=self.env,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -29,7 +29,7 @@ class ServedProcess:
         self.port = free_port()
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "agentkit.entrypoints.cli.main", "serve"],
+            [sys.executable, "-m", "agentkit", "serve"],
             env={**os.environ, **env, "PORT": str(self.port)},
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

@@ -56,7 +56,7 @@ class RealStack:
 
     async def run(self, script: Sequence[LLMResponse], goal: str, *, session: str | None = None) -> Run:
         self.llm = ScriptedLLMClient(script)
-        config = AgentConfig(max_steps=5, store_retry_s=self._store_retry_s)
+        config = AgentConfig(store_retry_s=self._store_retry_s)
         loop = AgentLoop(
             llm=self.llm,
             tools=ToolRegistry([add], default_timeout_s=5, output_max_chars=1000),

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from agentkit.entrypoints.cli.main import main
+from agentkit.entrypoints.wiring.main import main
 from tests.demo_fixtures import drop_demo
 from tests.state_fixtures import StateServers, unique_name
 

@@ -8,44 +8,37 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dishka import AsyncContainer, Provider, Scope, from_context, make_async_container, provide
+from dishka import AsyncContainer
 
 from agentkit.adapters.fallback_rate_limiter import FallbackRateLimiter
 from agentkit.adapters.memory import InMemoryRunRepository, InMemorySessionStore, InMemoryTraceSink
 from agentkit.adapters.postgres import SqlaRunRepository, SqlaTraceSink
 from agentkit.adapters.redis import RedisSessionStore
-from agentkit.adapters.system import SystemClock
-from agentkit.application.ports.clock import Clock
+from agentkit.application.errors import ConfigurationError
 from agentkit.application.ports.rate_limiter import RateLimiter
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.schema_migrator import SchemaMigrator
 from agentkit.application.ports.session_store import SessionStore
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
-from agentkit.application.settings import Settings, load_settings
-from agentkit.container.state import StateConnections, StateProvider
 from agentkit.domain.ids import OwnerId, RunId, SessionId
 from agentkit.domain.messages import Message
 from agentkit.domain.run import Run
+from agentkit.entrypoints.wiring import make_container, started_state
+from agentkit.entrypoints.wiring.providers.state import StateConnections
+from agentkit.entrypoints.wiring.settings import load_settings
 from tests.state_fixtures import StateServers
-
-
-class _Core(Provider):
-    """What the lead's core provider gives StateProvider: settings and a clock."""
-
-    settings = from_context(provides=Settings, scope=Scope.APP)
-
-    @provide(scope=Scope.APP)
-    def clock(self) -> Clock:
-        return SystemClock()
 
 
 @asynccontextmanager
 async def container(**settings: Any) -> AsyncIterator[AsyncContainer]:
-    built = make_async_container(_Core(), StateProvider(), context={Settings: load_settings({}, **settings)})
-    try:
-        yield built
-    finally:
-        await built.close()
+    """The root's container on the state these settings name, started as the entrypoints start it."""
+    config = load_settings({}, **settings)
+    async with started_state(config) as endpoints:
+        built = make_container(config, endpoints=endpoints)
+        try:
+            yield built
+        finally:
+            await built.close()
 
 
 async def test_without_servers_every_port_is_in_memory_and_both_trace_ports_are_one_store() -> None:
@@ -55,7 +48,8 @@ async def test_without_servers_every_port_is_in_memory_and_both_trace_ports_are_
         sink, reader = await c.get(TraceSink), await c.get(TraceReader)
         assert isinstance(sink, InMemoryTraceSink)
         assert sink is reader
-        await (await c.get(SchemaMigrator)).upgrade()
+        with pytest.raises(ConfigurationError, match="migrate needs PostgreSQL"):
+            await c.get(SchemaMigrator)
 
 
 @pytest.mark.integration

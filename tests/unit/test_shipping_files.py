@@ -12,13 +12,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import msgspec
 import yaml  # type: ignore[import-untyped]  # PyYAML comes with Litestar, without type stubs
 
-from agentkit.application.settings import Settings
+from agentkit.entrypoints.wiring.settings import variables
 
 ROOT = Path(__file__).parents[2]
-SETTINGS = {field.encode_name for field in msgspec.structs.fields(Settings)}
+SETTINGS = set(variables())
 AGENTKIT_SERVICES = {"setup", "api"}
 
 

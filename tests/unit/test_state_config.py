@@ -2,10 +2,11 @@
 
 import pytest
 
-from agentkit.adapters.postgres import asyncpg_dsn, database_url, parse_database_url
+from agentkit.adapters.postgres import asyncpg_dsn, parse_database_url
 from agentkit.application.errors import ConfigurationError
-from agentkit.application.settings import load_settings
-from agentkit.container.state import StatePlan, plan_state
+from agentkit.entrypoints.wiring.locations import database_url
+from agentkit.entrypoints.wiring.settings import load_settings
+from agentkit.entrypoints.wiring.startup import StatePlan, plan_state
 
 
 @pytest.mark.parametrize(
@@ -17,7 +18,7 @@ from agentkit.container.state import StatePlan, plan_state
     ],
 )
 def test_database_url_is_accepted_in_every_usual_form(raw: str) -> None:
-    url = database_url(load_settings({"DATABASE_URL": raw}))
+    url = database_url(load_settings({"DATABASE_URL": raw}).state)
 
     assert url is not None
     assert url.drivername == "postgresql+asyncpg"
@@ -55,7 +56,7 @@ def test_without_database_url_the_postgres_variables_assemble_it() -> None:
         }
     )
 
-    url = database_url(settings)
+    url = database_url(settings.state)
 
     assert url is not None
     assert asyncpg_dsn(url) == "postgresql://agent:p%40ss%3Aword@pg:5433/runs"
@@ -64,14 +65,14 @@ def test_without_database_url_the_postgres_variables_assemble_it() -> None:
 def test_database_url_wins_over_the_postgres_variables() -> None:
     settings = load_settings({"DATABASE_URL": "postgresql://a@one/x", "POSTGRES_HOST": "two"})
 
-    url = database_url(settings)
+    url = database_url(settings.state)
 
     assert url is not None
     assert url.host == "one"
 
 
 def test_no_url_and_no_host_means_no_database() -> None:
-    assert database_url(load_settings({})) is None
+    assert database_url(load_settings({}).state) is None
 
 
 @pytest.mark.parametrize(
@@ -93,7 +94,7 @@ def test_no_url_and_no_host_means_no_database() -> None:
 def test_the_state_plan_follows_state_backend_and_the_urls_set(
     backend: str, env: dict[str, str], plan: StatePlan
 ) -> None:
-    assert plan_state(load_settings({**env, "STATE_BACKEND": backend})) == plan
+    assert plan_state(load_settings({**env, "STATE_BACKEND": backend}).state) == plan
 
 
 @pytest.mark.parametrize(
@@ -101,4 +102,4 @@ def test_the_state_plan_follows_state_backend_and_the_urls_set(
 )
 def test_external_without_a_url_fails_naming_it(env: dict[str, str], variable: str) -> None:
     with pytest.raises(ConfigurationError, match=f"^{variable}: "):
-        plan_state(load_settings({**env, "STATE_BACKEND": "external"}))
+        plan_state(load_settings({**env, "STATE_BACKEND": "external"}).state)

@@ -3,6 +3,7 @@
 import asyncio
 import time
 from collections.abc import Sequence
+from typing import NewType
 
 import msgspec
 import structlog
@@ -10,6 +11,8 @@ import structlog
 from agentkit.application.ports.health_probe import HealthProbe
 
 logger = structlog.get_logger(__name__)
+
+HealthProbes = NewType("HealthProbes", tuple[HealthProbe, ...])
 
 
 class HealthReport(msgspec.Struct, frozen=True, kw_only=True):

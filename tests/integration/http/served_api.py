@@ -19,12 +19,12 @@ from sqlalchemy import text
 from agentkit.adapters.llm.scripted import ScriptedLLMClient
 from agentkit.adapters.postgres import create_engine
 from agentkit.adapters.redis import create_redis
-from agentkit.application.settings import load_settings
 from agentkit.application.tools import ToolRegistry
-from agentkit.container import make_container
 from agentkit.domain.messages import LLMResponse
-from agentkit.entrypoints.http import create_app
-from tests.integration.http.conftest import KEY_A, Overrides
+from agentkit.entrypoints.wiring import locate_state, make_container
+from agentkit.entrypoints.wiring.serving import http_app
+from agentkit.entrypoints.wiring.settings import load_settings
+from tests.http_fixtures import KEY_A, Overrides
 from tests.sample_tools import add, lookup
 from tests.state_fixtures import StateServers
 
@@ -56,13 +56,14 @@ class ServedApi:
         self._state = state
         llm = ScriptedLLMClient([LLMResponse(text="done")], per_conversation=True)
         llm.record_requests = False
-        registry = ToolRegistry([add, lookup], default_timeout_s=self.settings.tool_timeout_s)
-        container = make_container(self.settings, LitestarProvider(), Overrides(llm, registry))
+        registry = ToolRegistry([add, lookup], default_timeout_s=self.settings.tools.tool_timeout_s)
+        endpoints = locate_state(self.settings)
+        container = make_container(self.settings, LitestarProvider(), Overrides(llm, registry), endpoints=endpoints)
         self._socket = socket.socket()
         self._socket.bind(("127.0.0.1", 0))
         self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
         # log_config=None as `agentkit serve` does: uvicorn's own config would rewire the process's loggers
-        config = uvicorn.Config(create_app(container, self.settings), log_config=None, lifespan="on")
+        config = uvicorn.Config(http_app(container, self.settings), log_config=None, lifespan="on")
         self._server = uvicorn.Server(config)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._serve, name="served-api", daemon=True)

@@ -8,7 +8,7 @@ import pytest
 from agentkit.adapters.llm.demo import DemoLLMClient
 from agentkit.adapters.llm.scripted import ScriptedLLMClient, load_script
 from tests.demo_fixtures import DemoDatabase
-from tests.integration.http.conftest import ApiFactory, headers
+from tests.http_fixtures import ApiFactory, headers
 
 pytestmark = pytest.mark.integration
 

@@ -9,7 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from agentkit.adapters.postgres import create_database, drop_database
 from agentkit.adapters.postgres.tables import runs as runs_table
 from agentkit.domain.messages import LLMResponse
-from tests.integration.http.conftest import ApiFactory, headers
+from tests.http_fixtures import ApiFactory, headers
 from tests.state_fixtures import StateServers, unique_name
 
 pytestmark = pytest.mark.integration

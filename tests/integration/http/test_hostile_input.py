@@ -18,7 +18,7 @@ from agentkit.adapters.postgres.tables import runs as runs_table
 from agentkit.application.tools.output_schema import MAX_OUTPUT_SCHEMA_DEPTH
 from agentkit.domain.messages import LLMResponse
 from agentkit.entrypoints.http.body import MAX_JSON_DEPTH
-from tests.integration.http.conftest import ApiClient, ApiFactory, headers
+from tests.http_fixtures import ApiClient, ApiFactory, headers
 
 pytestmark = pytest.mark.integration
 

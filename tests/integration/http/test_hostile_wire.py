@@ -9,7 +9,7 @@ import socket
 
 import pytest
 
-from tests.integration.http.conftest import KEY_A
+from tests.http_fixtures import KEY_A
 from tests.integration.http.served_api import ServedApi, served_api
 
 __all__ = ["served_api"]  # the fixture, used by name

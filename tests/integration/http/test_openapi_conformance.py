@@ -22,10 +22,10 @@ from dishka.integrations.litestar import LitestarProvider
 from hypothesis.stateful import run_state_machine_as_test
 from schemathesis.config import SchemathesisConfig
 
-from agentkit.application.settings import load_settings
-from agentkit.container import make_container
-from agentkit.entrypoints.http import create_app
-from tests.integration.http.conftest import KEY_A
+from agentkit.entrypoints.wiring import locate_state, make_container
+from agentkit.entrypoints.wiring.serving import http_app
+from agentkit.entrypoints.wiring.settings import load_settings
+from tests.http_fixtures import KEY_A
 from tests.integration.http.served_api import SETTINGS, ServedApi, served_api
 
 __all__ = ["served_api"]  # the fixture, used by name
@@ -40,7 +40,7 @@ def the_document() -> dict[str, Any]:
     """The OpenAPI document of an app with the same settings as the served one (built, never started)."""
     env = {"DATABASE_URL": "postgresql://unused@127.0.0.1/unused", "STATE_BACKEND": "external", "API_KEYS": KEY_A}
     settings = load_settings(env, redis_url="redis://127.0.0.1:1/0", **SETTINGS)
-    app = create_app(make_container(settings, LitestarProvider()), settings)
+    app = http_app(make_container(settings, LitestarProvider(), endpoints=locate_state(settings)), settings)
     document: dict[str, Any] = app.openapi_schema.to_schema()
     return document
 

@@ -17,7 +17,7 @@ from agentkit.adapters.postgres.tables import runs as runs_table
 from agentkit.application.tools import Tool, tool
 from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import LLMResponse, ToolCall, Usage
-from tests.integration.http.conftest import KEY_A, ApiClient, ApiFactory, headers
+from tests.http_fixtures import KEY_A, ApiClient, ApiFactory, headers
 from tests.redis_process import RedisProcess, redis_process
 
 pytestmark = pytest.mark.integration

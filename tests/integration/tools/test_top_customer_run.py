@@ -12,17 +12,20 @@ from typing import Any
 import pytest
 from dishka import Provider, Scope, provide
 
-from agentkit.adapters.tools import build_builtin_tools, make_sql_runner
+from agentkit.adapters.tools import build_builtin_tools
 from agentkit.adapters.tools.calculator import evaluate, format_number
+from agentkit.adapters.tools.sql_readonly import AsyncpgReadOnlyQueryRunner
 from agentkit.application.runs.create_run import CreateRunInput
 from agentkit.application.runs.queries import GetTrace
 from agentkit.application.runs.run_agent import RunAgent
-from agentkit.application.settings import Settings, load_settings
 from agentkit.application.tools import Tool, ToolRegistry
-from agentkit.container import make_container
 from agentkit.domain.ids import OwnerId
 from agentkit.domain.run import RunStatus
 from agentkit.domain.steps import ToolStep
+from agentkit.entrypoints.wiring import make_container
+from agentkit.entrypoints.wiring.locations import demo_reader_dsn
+from agentkit.entrypoints.wiring.providers.tools import builtin_tools_config
+from agentkit.entrypoints.wiring.settings import Settings, load_settings
 from tests.demo_fixtures import DemoDatabase
 
 pytestmark = pytest.mark.integration
@@ -40,8 +43,9 @@ class BuiltinToolsProvider(Provider):
 
     @provide(scope=Scope.APP)
     def registry(self, settings: Settings) -> ToolRegistry:
+        tools = settings.tools
         return ToolRegistry(
-            self._tools, default_timeout_s=settings.tool_timeout_s, output_max_chars=settings.tool_output_max_chars
+            self._tools, default_timeout_s=tools.tool_timeout_s, output_max_chars=tools.tool_output_max_chars
         )
 
 
@@ -62,8 +66,13 @@ async def test_the_demo_question_uses_both_tools_and_answers_correctly(
             "POSTGRES_READONLY_PASSWORD": demo_db.password,
         }
     )
-    runner = make_sql_runner(settings, demo_db.admin_url)
-    container = make_container(settings, BuiltinToolsProvider(build_builtin_tools(settings, sql_runner=runner)))
+    runner = AsyncpgReadOnlyQueryRunner(
+        demo_reader_dsn(settings.state, demo_db.admin_url),
+        row_limit=settings.tools.sql_row_limit,
+        statement_timeout_ms=settings.tools.sql_statement_timeout_ms,
+    )
+    tools = build_builtin_tools(builtin_tools_config(settings.tools), sql_runner=runner)
+    container = make_container(settings, BuiltinToolsProvider(tools))
     try:
         async with container() as request:
             run = await (await request.get(RunAgent)).execute(CreateRunInput(owner=OwnerId("local"), goal=GOAL))

@@ -56,6 +56,7 @@ class Harness:
         tool_timeout_s: float = 5.0,
         token_budget: int | None = None,
         runs: InMemoryRunRepository | None = None,
+        max_steps: int = 10,
         clock: FixedClock | None = None,
         sleep: Sleep | None = None,
         backoff: Backoff | None = None,
@@ -66,7 +67,7 @@ class Harness:
         self.sessions = InMemorySessionStore(self.clock, max_messages=50)
         self.llm = ScriptedLLMClient(script)
         self.registry = ToolRegistry(tools, default_timeout_s=tool_timeout_s, output_max_chars=200)
-        self.config = config or AgentConfig(max_steps=10)
+        self.config = config or AgentConfig()
         self.loop = AgentLoop(
             llm=self.llm,
             tools=self.registry,
@@ -83,7 +84,7 @@ class Harness:
             runs=self.runs,
             clock=self.clock,
             ids=SequentialIdGenerator(),
-            max_steps=self.config.max_steps,
+            max_steps=max_steps,
             max_goal_chars=1000,
             token_budget=token_budget,
         )

@@ -87,7 +87,7 @@ async def test_invalid_arguments_and_unknown_tools_become_errors_the_model_can_r
 
 async def test_a_model_that_keeps_calling_tools_stops_at_max_steps() -> None:
     script = [calls(call("add", call_id=f"c{i}", a=i, b=1)) for i in range(5)]
-    h = Harness(script, [add], config=AgentConfig(max_steps=3))
+    h = Harness(script, [add], max_steps=3)
 
     run = await h.run("loop forever")
 
@@ -100,7 +100,7 @@ async def test_a_model_that_keeps_calling_tools_stops_at_max_steps() -> None:
 
 async def test_a_run_may_ask_for_fewer_steps_but_not_more() -> None:
     script = [calls(call("add", call_id=f"c{i}", a=i, b=1)) for i in range(5)]
-    h = Harness(script, [add], config=AgentConfig(max_steps=3))
+    h = Harness(script, [add], max_steps=3)
 
     fewer = await h.run("x", max_steps=1)
     assert fewer.max_steps == 1
@@ -379,7 +379,7 @@ async def test_a_cancel_made_in_another_process_arrives_with_the_lease_renewal()
 
     script = [calls(call("slow_step", call_id=f"c{i}", i=i)) for i in range(50)]
     runs = CancelWatchingRepository()
-    h = Harness(script, [slow_step], config=AgentConfig(max_steps=100, lease_s=0.15), runs=runs)
+    h = Harness(script, [slow_step], config=AgentConfig(lease_s=0.15), runs=runs, max_steps=100)
     task = asyncio.create_task(h.run("keep going"))
     await asyncio.wait_for(started.wait(), 60)
 

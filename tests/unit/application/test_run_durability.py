@@ -6,7 +6,7 @@ import pytest
 
 from agentkit.adapters.memory import FailingTraceSink, FixedClock
 from agentkit.application.agent import AgentConfig
-from agentkit.application.agent.loop import LAST_SAVE_S
+from agentkit.application.agent.durability import LAST_SAVE_S
 from agentkit.application.backoff import Backoff
 from agentkit.application.errors import StaleAttempt, StoreUnavailable
 from agentkit.application.runs.expire_runs import WORKER_LOST, ExpireLapsedRuns
@@ -117,7 +117,7 @@ async def test_a_stale_attempt_stops_the_retries_at_once() -> None:
         waits.append(seconds)
         await repo.expire_lapsed(h.clock.now().replace(year=2100), reason=WORKER_LOST)
 
-    h.loop._sleep = sweeper_meanwhile
+    h.loop.deps.sleep = sweeper_meanwhile
 
     with pytest.raises(StaleAttempt):
         await h.run("2 + 3?")

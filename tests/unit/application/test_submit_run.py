@@ -94,7 +94,7 @@ class Rig:
             trace=InMemoryTraceSink(),
             sessions=InMemorySessionStore(self.clock),
             clock=self.clock,
-            config=AgentConfig(max_steps=5),
+            config=AgentConfig(),
         )
         self.scheduler = InlineRunScheduler(loop, max_in_flight=cap)
         create = CreateRun(

@@ -5,9 +5,9 @@ from litestar import Litestar
 
 from agentkit.adapters.memory import FixedClock, InMemoryRateLimiter
 from agentkit.application.errors import AuthThrottled
-from agentkit.application.settings import load_settings, runs_in_flight_cap
-from agentkit.entrypoints.cli.serve import server_config
 from agentkit.entrypoints.http.auth_throttle import FailedKeyThrottle, client_address
+from agentkit.entrypoints.wiring.serving import server_config
+from agentkit.entrypoints.wiring.settings import load_settings, runs_in_flight_cap
 
 
 async def fail(throttle: FailedKeyThrottle, limiter: InMemoryRateLimiter, address: str) -> bool:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from agentkit.entrypoints.cli.main import main
+from agentkit.entrypoints.wiring.main import main
 
 
 @pytest.fixture(autouse=True)

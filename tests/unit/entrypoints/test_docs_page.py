@@ -9,9 +9,9 @@ import pytest
 from dishka.integrations.litestar import LitestarProvider
 from litestar.testing import AsyncTestClient
 
-from agentkit.application.settings import load_settings
-from agentkit.container import make_container
-from agentkit.entrypoints.http import create_app
+from agentkit.entrypoints.wiring import make_container
+from agentkit.entrypoints.wiring.serving import http_app
+from agentkit.entrypoints.wiring.settings import load_settings
 
 CONTENT_TYPES = {".js": "text/javascript", ".css": "text/css", ".png": "image/png"}
 
@@ -39,7 +39,7 @@ async def api() -> AsyncIterator[AsyncTestClient[Any]]:
     """The app on in-memory state: no PostgreSQL, no Redis."""
     env = {"STATE_BACKEND": "memory", "API_KEYS": "k" * 24, "LOG_LEVEL": "WARNING"}
     settings = load_settings(env)
-    async with AsyncTestClient(create_app(make_container(settings, LitestarProvider()), settings)) as client:
+    async with AsyncTestClient(http_app(make_container(settings, LitestarProvider()), settings)) as client:
         yield client
 
 

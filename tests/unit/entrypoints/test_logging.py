@@ -8,13 +8,13 @@ from typing import Any
 
 import structlog
 
-from agentkit.application.settings import load_settings
-from agentkit.entrypoints.logging import configure_logging
+from agentkit.entrypoints.wiring.logging import configure_logging
+from agentkit.entrypoints.wiring.settings import load_settings
 
 
 def configured(log_format: str, level: str = "INFO") -> io.StringIO:
     stream = io.StringIO()
-    configure_logging(load_settings({"LOG_FORMAT": log_format, "LOG_LEVEL": level}), stream=stream)
+    configure_logging(load_settings({"LOG_FORMAT": log_format, "LOG_LEVEL": level}).logging, stream=stream)
     return stream
 
 

@@ -1,4 +1,4 @@
-"""build_builtin_tools: the five tools from the settings, run through the real registry."""
+"""build_builtin_tools: the five tools from the settings (as the root maps them), run through the real registry."""
 
 from collections.abc import Sequence
 from decimal import Decimal
@@ -10,11 +10,12 @@ import pytest
 from agentkit.adapters.tools import build_builtin_tools
 from agentkit.adapters.tools.sql_readonly import QueryResult, ReadOnlyQueryRunner
 from agentkit.application.errors import ConfigurationError
-from agentkit.application.settings import Settings, load_settings
 from agentkit.application.tools import ToolContext, ToolRegistry
 from agentkit.domain.ids import OwnerId, RunId, ToolCallId
 from agentkit.domain.messages import ToolCall
 from agentkit.domain.tools import ToolResult
+from agentkit.entrypoints.wiring.providers.tools import builtin_tools_config
+from agentkit.entrypoints.wiring.settings import Settings, load_settings
 
 CONTEXT = ToolContext(run_id=RunId("run-1"), owner=OwnerId("owner-1"))
 
@@ -41,7 +42,10 @@ def settings(tmp_path: Path) -> Settings:
 @pytest.fixture
 def registry(settings: Settings) -> ToolRegistry:
     tools = build_builtin_tools(
-        settings, sql_runner=OneRowRunner(), resolver=resolve_public, fetch_transport=httpx.MockTransport(page)
+        builtin_tools_config(settings.tools),
+        sql_runner=OneRowRunner(),
+        resolver=resolve_public,
+        fetch_transport=httpx.MockTransport(page),
     )
     return ToolRegistry(tools)
 
@@ -55,7 +59,7 @@ def test_builds_all_five_tools(registry: ToolRegistry) -> None:
 
 
 def test_leaves_sql_readonly_out_without_a_runner(settings: Settings) -> None:
-    assert "sql_readonly" not in [tool.name for tool in build_builtin_tools(settings)]
+    assert "sql_readonly" not in [tool.name for tool in build_builtin_tools(builtin_tools_config(settings.tools))]
 
 
 async def test_each_tool_answers_through_the_registry(registry: ToolRegistry) -> None:
@@ -89,4 +93,4 @@ async def test_refusals_reach_the_model_as_plain_error_results(
 def test_an_unknown_search_provider_fails_at_build_time(settings: Settings) -> None:
     bad = load_settings({"SEARCH_PROVIDER": "altavista"})
     with pytest.raises(ConfigurationError, match="SEARCH_PROVIDER"):
-        build_builtin_tools(bad)
+        build_builtin_tools(builtin_tools_config(bad.tools))

@@ -20,8 +20,7 @@ import asyncpg  # type: ignore[import-untyped]
 import msgspec
 from sqlalchemy.engine import URL
 
-from agentkit.adapters.demo.dsn import as_url
-from agentkit.adapters.postgres import asyncpg_dsn, with_database
+from agentkit.adapters.postgres import as_url, asyncpg_dsn, with_database
 from agentkit.application.errors import ConfigurationError
 
 DEMO_TABLES: Final = ("customers", "products", "orders", "order_items")

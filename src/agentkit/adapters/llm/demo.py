@@ -19,6 +19,7 @@ from decimal import Decimal, InvalidOperation
 
 import msgspec
 
+from agentkit.adapters.llm.config import LLMConfig
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import FinishReason, LLMResponse, Message, ToolCall, Usage
@@ -189,6 +190,6 @@ def _answer(text: str) -> LLMResponse:
     return LLMResponse(text=text, finish_reason=FinishReason.STOP)
 
 
-def build_demo_client(settings: object) -> LLMClient:
-    """The `demo` provider's factory (entry point `agentkit.llm_providers`: demo); it needs no settings."""
+def build_demo_client(config: LLMConfig) -> LLMClient:
+    """The `demo` provider's factory (entry point `agentkit.llm_providers`: demo); it needs no configuration."""
     return DemoLLMClient()

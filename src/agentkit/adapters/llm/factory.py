@@ -1,27 +1,27 @@
 """Build the configured LLM client: the provider named by LLM_PROVIDER, under the one retry policy."""
 
+from agentkit.adapters.llm.config import LLMConfig
 from agentkit.adapters.llm.registry import ProviderRegistry
 from agentkit.adapters.llm.retry import RandomSource, RetryingLLMClient, RetryPolicy, Sleeper
 from agentkit.application.errors import ConfigurationError
 from agentkit.application.ports.llm_client import LLMClient
-from agentkit.application.settings import Settings
 
 __all__ = ["build_llm_client"]
 
 
 def build_llm_client(
-    settings: Settings,
+    config: LLMConfig,
     *,
     registry: ProviderRegistry | None = None,
     sleep: Sleeper | None = None,
     rand: RandomSource | None = None,
 ) -> LLMClient:
-    """The LLM client for these settings, wrapped in `RetryingLLMClient`.
+    """The LLM client this configuration names, wrapped in `RetryingLLMClient`.
 
     Call it once at start-up; close the client with `aclose()` at shutdown.
 
     Args:
-        settings: LLM_PROVIDER picks the provider; the provider reads the rest of LLM_*.
+        config: LLM_PROVIDER picks the provider; the provider reads the rest of LLM_*.
         registry: Where to look providers up (default: the installed entry points).
         sleep: The retry policy's sleeper (tests pass one that does not wait).
         rand: The retry policy's random source in [0, 1) (tests pass a fixed one).
@@ -31,10 +31,10 @@ def build_llm_client(
             message names the variable.
     """
     registry = registry or ProviderRegistry.from_entry_points()
-    provider = settings.llm_provider.strip().lower()
+    provider = config.llm_provider.strip().lower()
     factory = registry.factory(provider)
     try:
-        client = factory(settings)
+        client = factory(config)
     except ConfigurationError:
         raise
     except Exception as exc:  # a plug-in's bug must still stop start-up with one clear line
@@ -45,4 +45,4 @@ def build_llm_client(
         raise ConfigurationError(
             f"LLM_PROVIDER: provider {provider!r} did not build an LLMClient (provider, model and chat)"
         )
-    return RetryingLLMClient(client, RetryPolicy.from_settings(settings), sleep=sleep, rand=rand)
+    return RetryingLLMClient(client, RetryPolicy.from_config(config), sleep=sleep, rand=rand)

@@ -14,11 +14,11 @@ import httpx
 from google import genai
 from google.genai import errors, types
 
+from agentkit.adapters.llm.config import LLMConfig
 from agentkit.adapters.llm.errors import ProviderUnavailable, retry_after_s, shorten
 from agentkit.adapters.llm.gemini_translate import from_gemini_response, to_gemini_contents, to_gemini_tools
 from agentkit.application.errors import ConfigurationError, LLMError, LLMRequestError
 from agentkit.application.ports.llm_client import LLMClient
-from agentkit.application.settings import Settings
 from agentkit.domain.messages import LLMResponse, Message
 from agentkit.domain.tools import ToolSchema
 
@@ -55,11 +55,11 @@ class GeminiLLMClient(LLMClient):
         self._http_client = http_client
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, http_client: httpx.AsyncClient | None = None) -> "GeminiLLMClient":
-        """The client the LLM_* settings describe.
+    def from_config(cls, config: LLMConfig, *, http_client: httpx.AsyncClient | None = None) -> "GeminiLLMClient":
+        """The client the LLM_* variables describe.
 
         Args:
-            settings: Reads LLM_MODEL, LLM_BASE_URL, GEMINI_API_KEY, LLM_TEMPERATURE,
+            config: Reads LLM_MODEL, LLM_BASE_URL, GEMINI_API_KEY, LLM_TEMPERATURE,
                 LLM_MAX_TOKENS and LLM_REQUEST_TIMEOUT_S.
             http_client: An httpx client to send requests through (tests pass one with a
                 `MockTransport`); by default the adapter makes one. `aclose` closes it either way.
@@ -67,22 +67,22 @@ class GeminiLLMClient(LLMClient):
         Raises:
             ConfigurationError: GEMINI_API_KEY is missing.
         """
-        if not settings.gemini_api_key:
+        if not config.gemini_api_key:
             raise ConfigurationError("GEMINI_API_KEY is not set; LLM_PROVIDER=gemini needs it")
         http_client = http_client or httpx.AsyncClient()
         options = types.HttpOptions(
-            base_url=settings.llm_base_url,
-            timeout=round(settings.llm_request_timeout_s * 1000),  # the SDK counts milliseconds
+            base_url=config.llm_base_url,
+            timeout=round(config.llm_request_timeout_s * 1000),  # the SDK counts milliseconds
             retry_options=types.HttpRetryOptions(attempts=1),
             httpx_async_client=http_client,
         )
         # vertexai=False: an ambient GOOGLE_GENAI_USE_VERTEXAI must not switch the backend.
-        sdk = genai.Client(api_key=settings.gemini_api_key, vertexai=False, http_options=options)
+        sdk = genai.Client(api_key=config.gemini_api_key, vertexai=False, http_options=options)
         return cls(
             sdk,
-            model=settings.llm_model or DEFAULT_GEMINI_MODEL,
-            temperature=settings.llm_temperature,
-            max_tokens=settings.llm_max_tokens,
+            model=config.llm_model or DEFAULT_GEMINI_MODEL,
+            temperature=config.llm_temperature,
+            max_tokens=config.llm_max_tokens,
             http_client=http_client,
         )
 
@@ -176,6 +176,6 @@ def _reasons(body: Any) -> set[str]:
     return {str(detail.get("reason")) for detail in _details(body) if detail.get("reason")}
 
 
-def build_gemini_client(settings: Settings) -> LLMClient:
+def build_gemini_client(config: LLMConfig) -> LLMClient:
     """The `gemini` provider's factory (entry point `agentkit.llm_providers`: gemini)."""
-    return GeminiLLMClient.from_settings(settings)
+    return GeminiLLMClient.from_config(config)

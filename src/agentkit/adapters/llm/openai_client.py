@@ -11,6 +11,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 import openai
 
+from agentkit.adapters.llm.config import LLMConfig
 from agentkit.adapters.llm.openai_errors import translate_openai_error
 from agentkit.adapters.llm.openai_translate import (
     ToolCallContent,
@@ -20,7 +21,6 @@ from agentkit.adapters.llm.openai_translate import (
 )
 from agentkit.application.errors import ConfigurationError
 from agentkit.application.ports.llm_client import LLMClient
-from agentkit.application.settings import Settings
 from agentkit.domain.messages import LLMResponse, Message
 from agentkit.domain.tools import ToolSchema
 
@@ -68,11 +68,11 @@ class OpenAILLMClient(LLMClient):
             self._options[max_tokens_field] = max_tokens
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, http_client: httpx.AsyncClient | None = None) -> "OpenAILLMClient":
-        """The client the LLM_* settings describe.
+    def from_config(cls, config: LLMConfig, *, http_client: httpx.AsyncClient | None = None) -> "OpenAILLMClient":
+        """The client the LLM_* variables describe.
 
         Args:
-            settings: Reads LLM_MODEL, LLM_BASE_URL, OPENAI_API_KEY, LLM_TEMPERATURE, LLM_MAX_TOKENS,
+            config: Reads LLM_MODEL, LLM_BASE_URL, OPENAI_API_KEY, LLM_TEMPERATURE, LLM_MAX_TOKENS,
                 LLM_REQUEST_TIMEOUT_S, LLM_TOOL_CALL_CONTENT and LLM_TEXT_TOOL_CALLS.
             http_client: An httpx client to send requests through (tests pass one with a
                 `MockTransport`); by default the SDK makes its own.
@@ -81,31 +81,31 @@ class OpenAILLMClient(LLMClient):
             ConfigurationError: OPENAI_API_KEY is missing, or LLM_MODEL is missing for a
                 compatible server (its model names cannot be guessed).
         """
-        if not settings.openai_api_key:
+        if not config.openai_api_key:
             raise ConfigurationError(
                 "OPENAI_API_KEY is not set; LLM_PROVIDER=openai needs it "
                 "(for a local server that takes no key, set any value)"
             )
-        base_url = settings.llm_base_url
-        if base_url and not settings.llm_model:
+        base_url = config.llm_base_url
+        if base_url and not config.llm_model:
             raise ConfigurationError("LLM_MODEL is not set; name the model the server at LLM_BASE_URL serves")
         sdk = openai.AsyncOpenAI(
-            api_key=settings.openai_api_key,
+            api_key=config.openai_api_key,
             base_url=base_url,
-            timeout=settings.llm_request_timeout_s,
+            timeout=config.llm_request_timeout_s,
             max_retries=0,
             # The SDK is typed for httpx2 but takes an httpx client as well (it checks both).
             http_client=cast(Any, http_client),
         )
         return cls(
             sdk,
-            model=settings.llm_model or DEFAULT_OPENAI_MODEL,
+            model=config.llm_model or DEFAULT_OPENAI_MODEL,
             label=f"the OpenAI-compatible server at {_shown_url(base_url)}" if base_url else "openai",
-            temperature=settings.llm_temperature,
-            max_tokens=settings.llm_max_tokens,
+            temperature=config.llm_temperature,
+            max_tokens=config.llm_max_tokens,
             max_tokens_field="max_tokens" if base_url else "max_completion_tokens",
-            tool_call_content=settings.llm_tool_call_content,
-            text_tool_calls=settings.llm_text_tool_calls,
+            tool_call_content=config.llm_tool_call_content,
+            text_tool_calls=config.llm_text_tool_calls,
         )
 
     @property
@@ -161,6 +161,6 @@ def _shown_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
-def build_openai_client(settings: Settings) -> LLMClient:
+def build_openai_client(config: LLMConfig) -> LLMClient:
     """The `openai` provider's factory (entry point `agentkit.llm_providers`: openai)."""
-    return OpenAILLMClient.from_settings(settings)
+    return OpenAILLMClient.from_config(config)

@@ -1,6 +1,6 @@
 """The LLM provider registry: provider names to factories, fed by the `agentkit.llm_providers` entry points.
 
-A provider is a callable `(Settings) -> LLMClient` that a distribution registers under the
+A provider is a callable `(LLMConfig) -> LLMClient` that a distribution registers under the
 entry-point group, so a new provider is a new package and AgentKit does not change::
 
     [project.entry-points."agentkit.llm_providers"]
@@ -13,13 +13,13 @@ imported, and a broken plug-in cannot stop the others from working.
 from collections.abc import Callable, Iterable
 from importlib.metadata import EntryPoint, entry_points
 
+from agentkit.adapters.llm.config import LLMConfig
 from agentkit.application.errors import ConfigurationError
 from agentkit.application.ports.llm_client import LLMClient
-from agentkit.application.settings import Settings
 
 ENTRY_POINT_GROUP = "agentkit.llm_providers"
 
-LLMClientFactory = Callable[[Settings], LLMClient]
+LLMClientFactory = Callable[[LLMConfig], LLMClient]
 
 # The built-ins, also declared as entry points in AgentKit's pyproject.toml; kept here too so a
 # source checkout whose installed metadata is stale still finds them.

@@ -15,10 +15,10 @@ from collections.abc import Awaitable, Callable, Sequence
 import msgspec
 import structlog
 
+from agentkit.adapters.llm.config import LLMConfig
 from agentkit.adapters.llm.errors import ProviderUnavailable
 from agentkit.application.errors import LLMError, LLMRequestError, LLMUnavailable
 from agentkit.application.ports.llm_client import LLMClient
-from agentkit.application.settings import Settings
 from agentkit.domain.messages import LLMResponse, Message
 from agentkit.domain.tools import ToolSchema
 
@@ -45,13 +45,13 @@ class RetryPolicy(msgspec.Struct, frozen=True, kw_only=True):
     attempt_timeout_s: float | None = 60.0
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> "RetryPolicy":
-        """The policy configured by the LLM_* settings."""
+    def from_config(cls, config: LLMConfig) -> "RetryPolicy":
+        """The policy the LLM_* variables configure."""
         return cls(
-            max_retries=settings.llm_max_retries,
-            base_s=settings.llm_backoff_base_s,
-            cap_s=settings.llm_backoff_cap_s,
-            attempt_timeout_s=settings.llm_request_timeout_s,
+            max_retries=config.llm_max_retries,
+            base_s=config.llm_backoff_base_s,
+            cap_s=config.llm_backoff_cap_s,
+            attempt_timeout_s=config.llm_request_timeout_s,
         )
 
     @property

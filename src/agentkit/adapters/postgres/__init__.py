@@ -5,16 +5,17 @@ from agentkit.adapters.postgres.engine import create_engine
 from agentkit.adapters.postgres.migrator import AlembicSchemaMigrator, find_migrations
 from agentkit.adapters.postgres.runs import SqlaRunRepository
 from agentkit.adapters.postgres.trace import SqlaTraceSink
-from agentkit.adapters.postgres.url import asyncpg_dsn, database_url, parse_database_url, with_database
+from agentkit.adapters.postgres.url import ASYNCPG_DRIVER, as_url, asyncpg_dsn, parse_database_url, with_database
 
 __all__ = [
+    "ASYNCPG_DRIVER",
     "AlembicSchemaMigrator",
     "SqlaRunRepository",
     "SqlaTraceSink",
+    "as_url",
     "asyncpg_dsn",
     "create_database",
     "create_engine",
-    "database_url",
     "drop_database",
     "find_migrations",
     "parse_database_url",

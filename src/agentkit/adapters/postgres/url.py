@@ -1,4 +1,4 @@
-"""Where AgentKit's PostgreSQL is: DATABASE_URL, or a URL assembled from the POSTGRES_* variables.
+"""PostgreSQL URLs: parsing DATABASE_URL's spellings, and the forms SQLAlchemy and raw asyncpg take.
 
 DATABASE_URL may be written the way every tool writes it (`postgresql://user:pass@host:5432/db`,
 also `postgres://`) or the way SQLAlchemy spells its asyncpg driver (`postgresql+asyncpg://`).
@@ -9,7 +9,6 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError
 
 from agentkit.application.errors import ConfigurationError
-from agentkit.application.settings import Settings
 
 _ACCEPTED_SCHEMES = frozenset({"postgresql", "postgres", "postgresql+asyncpg"})
 ASYNCPG_DRIVER = "postgresql+asyncpg"
@@ -36,20 +35,9 @@ def parse_database_url(raw: str, *, variable: str = "DATABASE_URL") -> URL:
     return url
 
 
-def database_url(settings: Settings) -> URL | None:
-    """The configured database as an asyncpg URL, or None when neither DATABASE_URL nor POSTGRES_HOST is set."""
-    if settings.database_url:
-        return parse_database_url(settings.database_url)
-    if settings.postgres_host:
-        return URL.create(
-            ASYNCPG_DRIVER,
-            username=settings.postgres_user,
-            password=settings.postgres_password or None,
-            host=settings.postgres_host,
-            port=settings.postgres_port,
-            database=settings.postgres_db,
-        )
-    return None
+def as_url(url: str | URL, *, variable: str = "DATABASE_URL") -> URL:
+    """A PostgreSQL URL in SQLAlchemy's asyncpg form, from either a string or a URL."""
+    return url if isinstance(url, URL) else parse_database_url(url, variable=variable)
 
 
 def asyncpg_dsn(url: URL) -> str:

@@ -1,5 +1,6 @@
-"""Run schedulers: who executes accepted runs."""
+"""Run schedulers: who executes accepted runs, and the sweeper that ends the runs of dead executors."""
 
 from agentkit.adapters.scheduling.inline import InlineRunScheduler
+from agentkit.adapters.scheduling.sweeper import LeaseSweeper
 
-__all__ = ["InlineRunScheduler"]
+__all__ = ["InlineRunScheduler", "LeaseSweeper"]

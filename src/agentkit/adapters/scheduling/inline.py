@@ -5,6 +5,7 @@ import functools
 
 import structlog
 
+from agentkit.adapters.scheduling.sweeper import LeaseSweeper
 from agentkit.application.agent.loop import AgentLoop
 from agentkit.application.ports.run_admission import RunAdmission
 from agentkit.application.ports.run_scheduler import RunScheduler, WaitResult
@@ -28,10 +29,14 @@ class InlineRunScheduler(RunScheduler, RunAdmission):
     Args:
         loop: Executes the runs.
         max_in_flight: Runs this process takes on at once (None: no cap).
+        sweeper: Ends the runs whose executor died (any process's), while the scheduler is started.
     """
 
-    def __init__(self, loop: AgentLoop, *, max_in_flight: int | None = None) -> None:
+    def __init__(
+        self, loop: AgentLoop, *, max_in_flight: int | None = None, sweeper: LeaseSweeper | None = None
+    ) -> None:
         self._loop = loop
+        self._sweeper = sweeper
         self._tasks: dict[RunId, asyncio.Task[Run]] = {}
         self._stopping = asyncio.Event()
         self._drain: asyncio.Task[None] | None = None
@@ -83,10 +88,10 @@ class InlineRunScheduler(RunScheduler, RunAdmission):
             return WaitResult(here=True)
         return WaitResult(here=True, run=task.result())
 
-    @property
-    def running(self) -> int:
-        """Runs executing in this process."""
-        return len(self._tasks)
+    async def start(self) -> None:
+        """Begin the background duties: the lease sweeper."""
+        if self._sweeper is not None:
+            self._sweeper.start()
 
     def begin_shutdown(self, grace_s: float) -> None:
         """Refuse new runs, wake every wait, and give running runs `grace_s` from now."""
@@ -97,6 +102,8 @@ class InlineRunScheduler(RunScheduler, RunAdmission):
     async def shutdown(self, grace_s: float) -> None:
         """Wait for the drain `begin_shutdown` started (starting it now if need be)."""
         self.begin_shutdown(grace_s)
+        if self._sweeper is not None:
+            await self._sweeper.stop()
         assert self._drain is not None  # noqa: S101 - begin_shutdown set it
         await self._drain
 

@@ -28,7 +28,6 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True):
 
     Attributes:
         system_prompt: The instructions every run starts with.
-        max_steps: Default LLM turns per run (a run may ask for fewer).
         repeat_limit: Identical tool calls in a row that stop a run.
         run_timeout_s: Wall time a run may take.
         lease_s: How long an executor's lease on a run lasts without a heartbeat.
@@ -37,7 +36,6 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True):
     """
 
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
-    max_steps: int = 10
     repeat_limit: int = 3
     run_timeout_s: float = 120.0
     lease_s: float = 30.0

@@ -25,6 +25,10 @@ class RunScheduler(Protocol):
     """Executes pending runs in the background (inline tasks, or workers behind a queue)."""
 
     @abstractmethod
+    async def start(self) -> None:
+        """Begin the scheduler's background duties (such as ending the runs of executors that died)."""
+
+    @abstractmethod
     def submit(self, run: Run) -> None:
         """Start executing a stored pending run; returns at once."""
 

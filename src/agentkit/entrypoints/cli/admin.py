@@ -2,17 +2,15 @@
 
 import argparse
 import sys
-from collections.abc import Mapping
 
 import msgspec
 
-from agentkit.application.errors import ConfigurationError
 from agentkit.application.ports.demo_seeder import DemoSeeder
 from agentkit.application.ports.schema_migrator import SchemaMigrator
 from agentkit.application.runs.prune import PruneInput, PruneOldRuns
 from agentkit.application.runs.queries import GetRun, GetTrace
 from agentkit.domain.ids import RunId
-from agentkit.entrypoints.cli.scope import command_container
+from agentkit.entrypoints.cli.root import CommandRoot
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -51,43 +49,41 @@ def age(text: str) -> float:
     return seconds
 
 
-async def migrate_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+async def migrate_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit migrate`."""
-    async with command_container(environ) as (settings, container):
-        if not (settings.database_url or settings.postgres_host or settings.state_backend == "embedded"):
-            raise ConfigurationError("DATABASE_URL: migrate needs PostgreSQL (set DATABASE_URL or POSTGRES_HOST)")
+    async with root.container() as container:
         migrator = await container.get(SchemaMigrator)
         await migrator.upgrade()
         print(f"database schema at revision {await migrator.current()}")
     return 0
 
 
-async def seed_demo_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+async def seed_demo_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit seed-demo`."""
-    async with command_container(environ) as (_, container):
+    async with root.container() as container:
         print(await (await container.get(DemoSeeder)).seed())
     return 0
 
 
-async def prune_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+async def prune_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit prune --older-than AGE`."""
-    async with command_container(environ) as (_, container), container() as request:
+    async with root.container() as container, container() as request:
         result = await (await request.get(PruneOldRuns)).execute(PruneInput(older_than_s=args.older_than))
     print(f"deleted {result.runs_deleted} runs (with their steps) and {result.sessions_deleted} sessions")
     return 0
 
 
-async def show_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+async def show_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit runs show ID`."""
-    async with command_container(environ) as (_, container), container() as request:
+    async with root.container() as container, container() as request:
         run = await (await request.get(GetRun)).execute(RunId(args.run_id), None)
     sys.stdout.write(msgspec.json.encode(run).decode() + "\n")
     return 0
 
 
-async def trace_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+async def trace_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit runs trace ID`."""
-    async with command_container(environ) as (_, container), container() as request:
+    async with root.container() as container, container() as request:
         _, steps = await (await request.get(GetTrace)).execute(RunId(args.run_id), None)
     sys.stdout.write(msgspec.json.encode(steps).decode() + "\n")
     return 0

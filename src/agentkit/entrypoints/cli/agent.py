@@ -2,7 +2,6 @@
 
 import argparse
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +12,10 @@ from agentkit.application.runs.create_run import CreateRunInput
 from agentkit.application.runs.queries import GetTrace
 from agentkit.application.runs.run_agent import RunAgent
 from agentkit.application.tools.registry import ToolRegistry
-from agentkit.container import ObserversProvider
 from agentkit.domain.ids import OwnerId, SessionId
 from agentkit.domain.run import RunStatus
 from agentkit.entrypoints.cli.console import ConsoleStepPrinter, print_outcome
-from agentkit.entrypoints.cli.scope import command_container
+from agentkit.entrypoints.cli.root import CommandRoot
 
 LOCAL_OWNER = OwnerId("local")
 
@@ -56,15 +54,14 @@ def provider_overrides(args: argparse.Namespace) -> dict[str, Any]:
     return overrides
 
 
-async def run_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+async def run_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit run GOAL`: live steps, then the answer; exit 0 only when the run succeeded."""
     output_schema = _output_schema(args.output_schema) if args.output_schema else None
     live = ConsoleStepPrinter(sys.stderr if args.json else sys.stdout)
     overrides = provider_overrides(args)
-    if not environ.get("LOG_LEVEL"):
-        overrides["log_level"] = "WARNING"  # the live steps are the story; operational logs on request
     async with (
-        command_container(environ, ObserversProvider([live]), **overrides) as (_, container),
+        # quiet: the live steps are the story; operational logs on request (LOG_LEVEL)
+        root.container(overrides=overrides, observers=[live], quiet=True) as container,
         container() as request,
     ):
         run_agent = await request.get(RunAgent)
@@ -86,7 +83,7 @@ async def run_command(args: argparse.Namespace, environ: Mapping[str, str]) -> i
     return 0 if run.status is RunStatus.SUCCEEDED else 1
 
 
-async def demo_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+async def demo_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit demo`: the demo model on a demo question."""
     args.script = None
     args.provider = "demo"
@@ -97,12 +94,12 @@ async def demo_command(args: argparse.Namespace, environ: Mapping[str, str]) -> 
     args.max_steps = None
     args.token_budget = None
     args.output_schema = None
-    return await run_command(args, environ)
+    return await run_command(args, root)
 
 
-async def tools_command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+async def tools_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit tools`: the registered tools and their schemas."""
-    async with command_container(environ) as (_, container):
+    async with root.container() as container:
         schemas = (await container.get(ToolRegistry)).schemas()
     if args.json:
         sys.stdout.write(msgspec.json.encode(schemas).decode() + "\n")

@@ -1,14 +1,14 @@
-"""`agentkit`: run an agent in the terminal and do admin tasks with the same container as the API."""
+"""`agentkit`: the parser, and how a command's outcome becomes an exit code and one line on stderr."""
 
 import argparse
 import asyncio
-import os
 import sys
 from collections.abc import Sequence
 
 from agentkit.application.errors import ApplicationError, ConfigurationError
 from agentkit.domain.errors import DomainError
 from agentkit.entrypoints.cli import commands
+from agentkit.entrypoints.cli.root import CommandRoot
 
 EXIT_OK = 0
 EXIT_RUN_FAILED = 1
@@ -23,14 +23,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `agentkit` console script; returns the exit code.
+def run_cli(argv: Sequence[str] | None, root: CommandRoot) -> int:
+    """Parse the command line and run the command on the root; return the exit code.
 
     0: success; 1: the run ended without success; 2: bad input or configuration (one line on stderr).
     """
     args = build_parser().parse_args(argv)
     try:
-        code: int = asyncio.run(args.handler(args, os.environ))
+        code: int = asyncio.run(args.handler(args, root))
         return code
     except ConfigurationError as exc:
         print(f"agentkit: configuration error: {exc}", file=sys.stderr)
@@ -39,7 +39,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("agentkit: interrupted", file=sys.stderr)
     return EXIT_USAGE
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -1,8 +1,6 @@
 """The Litestar app factory: routes, errors, docs, lifespan, and the dishka container (no globals)."""
 
-import asyncio
 import contextlib
-import gc
 from collections.abc import AsyncIterator
 
 import structlog
@@ -13,13 +11,12 @@ from litestar.di import Provide
 from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 
-from agentkit import __version__
+from agentkit._version import __version__
 from agentkit.application.ports.run_admission import RunAdmission
 from agentkit.application.ports.run_scheduler import RunScheduler
-from agentkit.application.runs.expire_runs import ExpireLapsedRuns
-from agentkit.application.settings import Settings
 from agentkit.entrypoints.http.auth import API_KEY_HEADER, ApiKeys, authenticate, require_api_key
 from agentkit.entrypoints.http.auth_throttle import FailedKeyThrottle
+from agentkit.entrypoints.http.config import ApiConfig
 from agentkit.entrypoints.http.docs import docs_assets, docs_ui
 from agentkit.entrypoints.http.meta import health, list_tools
 from agentkit.entrypoints.http.middleware import request_context
@@ -32,31 +29,25 @@ logger = structlog.get_logger(__name__)
 API_KEY_SCHEME = SecurityScheme(type="apiKey", name=API_KEY_HEADER, security_scheme_in="header")
 
 
-def create_app(container: AsyncContainer, settings: Settings) -> Litestar:
-    """The HTTP API on this container. The app closes the container when it shuts down."""
+def create_app(container: AsyncContainer, config: ApiConfig) -> Litestar:
+    """The HTTP API on this container. The app starts the scheduler, and stops it and closes the container
+    when it shuts down."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         scheduler = await container.get(RunScheduler)
-        sweeper = asyncio.create_task(_sweep(container, interval_s=settings.run_lease_s / 2), name="agentkit-sweeper")
-        logger.info("api_started", run_mode=settings.run_mode, api_keys=len(settings.api_keys))
-        # What exists now (modules, the app, the container's clients) lives as long as the app: frozen,
-        # the collector stops walking it, and a full collection no longer stalls every request in flight
-        # (about 140,000 objects, 75 ms or more under load: most of a p99).
-        gc.collect()
-        gc.freeze()
+        await scheduler.start()
+        logger.info("api_started", api_keys=len(config.api_keys))
         try:
             yield
         finally:
-            sweeper.cancel()
-            await scheduler.shutdown(settings.shutdown_grace_s)
+            await scheduler.shutdown(config.shutdown_grace_s)
             await container.close()
-            gc.unfreeze()
             logger.info("api_stopped")
 
     v1 = Router(
         path="/v1",
-        route_handlers=[runs_controller(settings), list_tools],
+        route_handlers=[runs_controller(config), list_tools],
         dependencies={"owner": Provide(authenticate)},
         guards=[require_api_key],
         security=[{"ApiKey": []}],
@@ -65,7 +56,7 @@ def create_app(container: AsyncContainer, settings: Settings) -> Litestar:
         route_handlers=[v1, health, docs_assets()],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
-        request_max_body_size=settings.max_body_bytes,
+        request_max_body_size=config.max_body_bytes,
         openapi_config=OpenAPIConfig(
             title="AgentKit",
             version=__version__,
@@ -78,8 +69,8 @@ def create_app(container: AsyncContainer, settings: Settings) -> Litestar:
         logging_config=None,  # Litestar's default replaces the root handler: configure_logging owns it
         debug=False,
     )
-    app.state.api_keys = ApiKeys(settings.api_keys)
-    app.state.auth_throttle = FailedKeyThrottle(limit_per_min=settings.auth_failures_per_min)
+    app.state.api_keys = ApiKeys(config.api_keys)
+    app.state.auth_throttle = FailedKeyThrottle(limit_per_min=config.auth_failures_per_min)
     setup_dishka(container, app)
     # outermost, so that a refusal under overload skips even dishka's request scope
     app.asgi_handler = shed_when_full(
@@ -89,14 +80,3 @@ def create_app(container: AsyncContainer, settings: Settings) -> Litestar:
         throttle=app.state.auth_throttle,
     )
     return app
-
-
-async def _sweep(container: AsyncContainer, *, interval_s: float) -> None:
-    """Expire runs whose executor died, for as long as the app runs."""
-    while True:
-        await asyncio.sleep(interval_s)
-        try:
-            async with container() as request:
-                await (await request.get(ExpireLapsedRuns)).execute()
-        except Exception as exc:
-            logger.warning("sweep_failed", error=str(exc))

@@ -18,10 +18,10 @@ from agentkit.application.runs.create_run import CreateRunInput
 from agentkit.application.runs.queries import GetTrace
 from agentkit.application.runs.submit_run import SubmitRun
 from agentkit.application.runs.wait_for_run import WaitForRun
-from agentkit.application.settings import Settings
 from agentkit.domain.ids import OwnerId, RunId, SessionId
 from agentkit.domain.run import Run
 from agentkit.entrypoints.http.body import MAX_JSON_DEPTH, RunCreateDTO, check_body
+from agentkit.entrypoints.http.config import ApiConfig
 from agentkit.entrypoints.http.dto import RunCreate, RunView, TraceView, run_create_type, run_view, step_view
 from agentkit.entrypoints.http.problems import problem_responses
 
@@ -57,9 +57,9 @@ RunCreateBody = Annotated[
 Owner = NamedDependency[OwnerId]
 
 
-def runs_controller(settings: Settings) -> type["RunsController"]:
-    """The runs routes for these settings: the body decoder enforces their limits and the document shows them."""
-    dto = RunCreateDTO.for_type(run_create_type(settings.max_goal_chars))
+def runs_controller(config: ApiConfig) -> type["RunsController"]:
+    """The runs routes for this configuration: the body decoder enforces its limits and the document shows them."""
+    dto = RunCreateDTO.for_type(run_create_type(config.max_goal_chars))
     return type("RunsController", (RunsController,), {"dto": dto})
 
 
@@ -94,7 +94,7 @@ class RunsController(Controller):
         data: RunCreateBody,
         owner: Owner,
         submit: FromDishka[SubmitRun],
-        settings: FromDishka[Settings],
+        config: FromDishka[ApiConfig],
         idempotency_key: IdempotencyKey = None,
         prefer: Prefer = None,
     ) -> Response[RunView]:
@@ -111,7 +111,7 @@ class RunsController(Controller):
                 idempotency_key=idempotency_key,
                 request_fingerprint=_fingerprint(data) if idempotency_key else None,
             ),
-            wait_s=0.0 if respond_async else settings.response_timeout_s,
+            wait_s=0.0 if respond_async else config.response_timeout_s,
         )
         headers = {"Location": f"/v1/runs/{result.run.id}"}
         if result.replayed:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agentkit.entrypoints.cli.main import main
+from agentkit.entrypoints.wiring.main import main
 from tests.fixtures.llm.recorded import recorded
 from tests.fixtures.llm.replay import FIXTURES
 

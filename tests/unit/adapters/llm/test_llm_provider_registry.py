@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from agentkit.adapters.llm.config import LLMConfig
 from agentkit.adapters.llm.factory import build_llm_client
 from agentkit.adapters.llm.gemini_client import GeminiLLMClient
 from agentkit.adapters.llm.openai_client import OpenAILLMClient
@@ -20,8 +21,8 @@ from agentkit.adapters.llm.registry import BUILTIN_PROVIDERS, ENTRY_POINT_GROUP,
 from agentkit.adapters.llm.retry import RetryingLLMClient
 from agentkit.adapters.llm.scripted import ScriptedLLMClient
 from agentkit.application.errors import ConfigurationError
-from agentkit.application.settings import Settings, load_settings
 from agentkit.domain.messages import Message
+from agentkit.entrypoints.wiring.settings import load_settings
 
 PLUGIN_MODULE = '''
 """A provider from another package: AgentKit knows nothing about it."""
@@ -57,8 +58,8 @@ def build(settings):
 '''
 
 
-def env(**values: Any) -> Settings:
-    return load_settings({}, **values)
+def env(**values: Any) -> LLMConfig:
+    return load_settings({}, **values).llm
 
 
 def install_plugin(root: Path, monkeypatch: pytest.MonkeyPatch, *, module: str, entries: str) -> None:

@@ -11,9 +11,9 @@ from agentkit.adapters.llm.errors import ProviderUnavailable, retry_after_s
 from agentkit.adapters.llm.retry import RetryingLLMClient, RetryPolicy
 from agentkit.application.errors import LLMError, LLMRequestError, LLMUnavailable
 from agentkit.application.ports.llm_client import LLMClient
-from agentkit.application.settings import load_settings
 from agentkit.domain.messages import LLMResponse, Message
 from agentkit.domain.tools import ToolSchema
+from agentkit.entrypoints.wiring.settings import load_settings
 from tests.fixtures.llm.conversation import Sleeps
 
 HELLO = [Message(role="user", content="the secret plan")]
@@ -92,10 +92,10 @@ def test_the_policy_comes_from_the_llm_settings() -> None:
             "LLM_REQUEST_TIMEOUT_S": "30",
         }
     )
-    assert RetryPolicy.from_settings(settings) == RetryPolicy(
+    assert RetryPolicy.from_config(settings.llm) == RetryPolicy(
         max_retries=5, base_s=0.25, cap_s=10.0, attempt_timeout_s=30.0
     )
-    assert RetryPolicy.from_settings(load_settings({})).max_attempts == 4  # LLM_MAX_RETRIES defaults to 3
+    assert RetryPolicy.from_config(load_settings({}).llm).max_attempts == 4  # LLM_MAX_RETRIES defaults to 3
 
 
 async def test_transient_failures_are_retried_with_growing_jittered_waits() -> None:

@@ -8,9 +8,9 @@ import pytest
 from agentkit.adapters.llm.openai_client import OpenAILLMClient
 from agentkit.adapters.llm.retry import RetryingLLMClient, RetryPolicy
 from agentkit.application.errors import ConfigurationError, LLMRequestError, LLMUnavailable
-from agentkit.application.settings import load_settings
 from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import FinishReason, LLMResponse, Message, ToolCall, Usage
+from agentkit.entrypoints.wiring.settings import load_settings
 from tests.fixtures.llm.conversation import CONVERSATION, WEATHER, Sleeps
 from tests.fixtures.llm.replay import ReplayTransport, Reply, openai_client, replies, reply
 
@@ -288,8 +288,8 @@ async def test_text_beside_tool_calls_is_sent_whatever_the_setting() -> None:
 def test_an_unknown_tool_call_content_setting_stops_start_up_naming_the_variable() -> None:
     with pytest.raises(ConfigurationError, match="LLM_TOOL_CALL_CONTENT"):
         load_settings({"LLM_TOOL_CALL_CONTENT": "blank"})
-    assert load_settings({"LLM_TOOL_CALL_CONTENT": "null"}).llm_tool_call_content == "null"
-    assert load_settings({"LLM_TEXT_TOOL_CALLS": "true"}).llm_text_tool_calls is True
+    assert load_settings({"LLM_TOOL_CALL_CONTENT": "null"}).llm.llm_tool_call_content == "null"
+    assert load_settings({"LLM_TEXT_TOOL_CALLS": "true"}).llm.llm_text_tool_calls is True
     with pytest.raises(ConfigurationError, match="LLM_TEXT_TOOL_CALLS"):
         load_settings({"LLM_TEXT_TOOL_CALLS": "sometimes"})
 

@@ -1,4 +1,8 @@
-"""POST/GET /v1/runs, the trace, cancel: through HTTP with real PostgreSQL and Redis."""
+"""POST/GET /v1/runs, the trace, cancel: through HTTP, on the in-memory adapters and on real PostgreSQL and Redis.
+
+This suite is the one that runs the whole API on both: the in-memory adapters are the fast default
+of the HTTP tests, and the real servers must behave the same.
+"""
 
 import asyncio
 from typing import Any
@@ -9,10 +13,15 @@ from agentkit.application.tools import Tool, tool
 from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import LLMResponse, ToolCall, Usage
 from tests.context_tools import PAPERS_DATABASE_URL
-from tests.integration.http.conftest import KEY_B, ApiClient, ApiFactory, Gate, headers, session_name
+from tests.http_fixtures import KEY_B, ApiClient, ApiFactory, Gate, headers, session_name
 from tests.sample_tools import add
 
-pytestmark = pytest.mark.integration
+
+@pytest.fixture(params=["memory", "real"])
+def api_factory(request: pytest.FixtureRequest) -> ApiFactory:
+    """Each test twice: on in-memory state, and on the test database and Redis."""
+    factory: ApiFactory = request.getfixturevalue(f"{request.param}_api_factory")
+    return factory
 
 
 def calls(name: str, call_id: str = "c1", **arguments: Any) -> LLMResponse:
@@ -234,7 +243,9 @@ async def test_runs_and_tools_need_a_valid_api_key(api_factory: ApiFactory) -> N
     assert [t["name"] for t in tools.json()] == ["add", "lookup"]
 
 
-async def test_a_terminal_status_is_recorded_when_the_server_stops_mid_run(api_factory: ApiFactory) -> None:
+async def test_a_terminal_status_is_recorded_when_the_server_stops_mid_run(real_api_factory: ApiFactory) -> None:
+    # real state only: the restarted app must read what the stopped one stored
+    api_factory = real_api_factory
     gate = Gate()
     api: ApiClient = await api_factory(
         [calls("wait_for_gate"), answer("x")], tools=[gate_tool(gate)], shutdown_grace_s=0.05

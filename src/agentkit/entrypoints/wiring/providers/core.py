@@ -1,16 +1,14 @@
-"""Core providers: settings, clock, ids, the LLM, the tool registry and the use-cases."""
+"""Core providers: settings from the context, the clock, ids, the LLM, the loop, the scheduler, the use-cases."""
 
 from collections.abc import AsyncIterator, Sequence
-from typing import Any, NewType
+from typing import NewType
 
-from dishka import AnyOf, AsyncContainer, Provider, Scope, from_context, make_async_container, provide
+from dishka import AnyOf, Provider, Scope, from_context, provide
 
 from agentkit.adapters.llm.factory import build_llm_client
-from agentkit.adapters.scheduling import InlineRunScheduler
+from agentkit.adapters.scheduling import InlineRunScheduler, LeaseSweeper
 from agentkit.adapters.system import SystemClock, UuidIdGenerator
 from agentkit.application.agent import AgentConfig, AgentLoop
-from agentkit.application.errors import ConfigurationError
-from agentkit.application.health import CheckHealth
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.id_generator import IdGenerator
 from agentkit.application.ports.llm_client import LLMClient
@@ -28,20 +26,23 @@ from agentkit.application.runs.queries import GetRun, GetTrace
 from agentkit.application.runs.run_agent import RunAgent
 from agentkit.application.runs.submit_run import SubmitRun
 from agentkit.application.runs.wait_for_run import WaitForRun
-from agentkit.application.settings import Settings, runs_in_flight_cap
-from agentkit.application.tools.discovery import (
-    context_providers_in,
-    import_tool_modules,
-    load_entry_points,
-    tools_in,
-)
 from agentkit.application.tools.registry import ToolRegistry
-from agentkit.application.tools.tool import Tool
-from agentkit.container.health import HealthProbes, HealthProvider
-from agentkit.container.state import StateProvider
-from agentkit.container.tools import BuiltinTools, ToolsProvider
+from agentkit.entrypoints.http.config import ApiConfig
+from agentkit.entrypoints.wiring.settings import Settings, runs_in_flight_cap
 
 StepObservers = NewType("StepObservers", tuple[TraceSink, ...])
+
+
+def api_config_of(settings: Settings) -> ApiConfig:
+    """What the HTTP layer enforces, from the settings."""
+    return ApiConfig(
+        api_keys=settings.http.api_keys,
+        auth_failures_per_min=settings.http.auth_failures_per_min,
+        max_body_bytes=settings.http.max_body_bytes,
+        max_goal_chars=settings.loop.max_goal_chars,
+        response_timeout_s=settings.http.response_timeout_s,
+        shutdown_grace_s=settings.loop.shutdown_grace_s,
+    )
 
 
 class CoreProvider(Provider):
@@ -62,7 +63,7 @@ class CoreProvider(Provider):
     @provide(scope=Scope.APP)
     async def llm(self, settings: Settings) -> AsyncIterator[LLMClient]:
         """The provider named by LLM_PROVIDER (wrapped in the retry policy), closed with the container."""
-        client = build_llm_client(settings)
+        client = build_llm_client(settings.llm)
         try:
             yield client
         finally:
@@ -71,42 +72,18 @@ class CoreProvider(Provider):
     @provide(scope=Scope.APP)
     def agent_config(self, settings: Settings) -> AgentConfig:
         """Loop limits from the settings."""
+        loop = settings.loop
         return AgentConfig(
-            max_steps=settings.max_steps,
-            repeat_limit=settings.max_repeated_calls,
-            run_timeout_s=settings.run_timeout_s,
-            lease_s=settings.run_lease_s,
-            store_retry_s=settings.run_store_retry_s,
+            repeat_limit=loop.max_repeated_calls,
+            run_timeout_s=loop.run_timeout_s,
+            lease_s=loop.run_lease_s,
+            store_retry_s=loop.run_store_retry_s,
         )
 
     @provide(scope=Scope.APP)
-    def registry(self, settings: Settings, builtin: BuiltinTools) -> ToolRegistry:
-        """Built-in tools, then AGENTKIT_TOOL_MODULES, then the `agentkit.tools` entry points.
-
-        Their context providers come along, so a tool asking for a ToolContext subclass is served
-        (and one whose context nobody supplies is refused here, at start-up).
-        """
-        offered = [*import_tool_modules(settings.agentkit_tool_modules), *load_entry_points()]
-        tools: list[Tool[..., Any]] = [*builtin, *(item for obj in offered for item in tools_in(obj))]
-        return ToolRegistry(
-            tools,
-            default_timeout_s=settings.tool_timeout_s,
-            output_max_chars=settings.tool_output_max_chars,
-            context_providers=[provider for obj in offered for provider in context_providers_in(obj)],
-        )
-
-    @provide(scope=Scope.REQUEST)
-    def create_run(self, runs: RunRepository, clock: Clock, ids: IdGenerator, settings: Settings) -> CreateRun:
-        """The CreateRun use-case."""
-        return CreateRun(
-            runs=runs,
-            clock=clock,
-            ids=ids,
-            max_steps=settings.max_steps,
-            max_goal_chars=settings.max_goal_chars,
-            pending_lease_s=settings.run_lease_s,
-            token_budget=settings.run_token_budget,
-        )
+    def api_config(self, settings: Settings) -> ApiConfig:
+        """What the HTTP layer enforces."""
+        return api_config_of(settings)
 
     @provide(scope=Scope.APP)
     def agent_loop(
@@ -132,12 +109,30 @@ class CoreProvider(Provider):
             observers=observers,
         )
 
+    @provide(scope=Scope.APP)
+    def expire_runs(self, runs: RunRepository, clock: Clock) -> ExpireLapsedRuns:
+        """The ExpireLapsedRuns use-case (the sweeper's)."""
+        return ExpireLapsedRuns(runs=runs, clock=clock)
+
     @provide(scope=Scope.APP, provides=AnyOf[RunScheduler, RunAdmission])
-    def scheduler(self, loop: AgentLoop, settings: Settings) -> InlineRunScheduler:
-        """Where accepted runs execute (RUN_MODE); inline: tasks of this process, which also count them."""
-        if settings.run_mode != "inline":
-            raise ConfigurationError("RUN_MODE: only 'inline' is available in this version")
-        return InlineRunScheduler(loop, max_in_flight=runs_in_flight_cap(settings))
+    def scheduler(self, loop: AgentLoop, settings: Settings, expire: ExpireLapsedRuns) -> InlineRunScheduler:
+        """Runs execute as tasks of this process, which also counts them; the sweeper sits beside it."""
+        sweeper = LeaseSweeper(expire, interval_s=settings.loop.run_lease_s / 2)
+        return InlineRunScheduler(loop, max_in_flight=runs_in_flight_cap(settings), sweeper=sweeper)
+
+    @provide(scope=Scope.REQUEST)
+    def create_run(self, runs: RunRepository, clock: Clock, ids: IdGenerator, settings: Settings) -> CreateRun:
+        """The CreateRun use-case."""
+        loop = settings.loop
+        return CreateRun(
+            runs=runs,
+            clock=clock,
+            ids=ids,
+            max_steps=loop.max_steps,
+            max_goal_chars=loop.max_goal_chars,
+            pending_lease_s=loop.run_lease_s,
+            token_budget=loop.run_token_budget,
+        )
 
     @provide(scope=Scope.REQUEST)
     def submit_run(
@@ -156,30 +151,23 @@ class CoreProvider(Provider):
             admission=admission,
             runs=runs,
             limiter=limiter,
-            limit_per_min=settings.rate_limit_per_min,
+            limit_per_min=settings.http.rate_limit_per_min,
         )
-
-    @provide(scope=Scope.APP)
-    def check_health(self, probes: HealthProbes) -> CheckHealth:
-        """Health checks over the state probes."""
-        return CheckHealth(probes=probes)
-
-    run_agent = provide(RunAgent, scope=Scope.REQUEST)
-    cancel_run = provide(CancelRun, scope=Scope.REQUEST)
-    get_run = provide(GetRun, scope=Scope.REQUEST)
 
     @provide(scope=Scope.REQUEST)
     def wait_for_run(self, runs: RunRepository, scheduler: RunScheduler, clock: Clock) -> WaitForRun:
         """The WaitForRun use-case (long-poll)."""
         return WaitForRun(runs=runs, scheduler=scheduler, clock=clock)
 
-    expire_runs = provide(ExpireLapsedRuns, scope=Scope.REQUEST)
-    prune_runs = provide(PruneOldRuns, scope=Scope.REQUEST)
-
     @provide(scope=Scope.REQUEST)
     def get_trace(self, runs: RunRepository, trace: TraceReader) -> GetTrace:
         """The GetTrace use-case."""
         return GetTrace(runs=runs, trace=trace)
+
+    run_agent = provide(RunAgent, scope=Scope.REQUEST)
+    cancel_run = provide(CancelRun, scope=Scope.REQUEST)
+    get_run = provide(GetRun, scope=Scope.REQUEST)
+    prune_runs = provide(PruneOldRuns, scope=Scope.REQUEST)
 
 
 class ObserversProvider(Provider):
@@ -193,16 +181,3 @@ class ObserversProvider(Provider):
     def observers(self) -> StepObservers:
         """The observers given."""
         return self._observers
-
-
-def make_container(settings: Settings, *overrides: Provider) -> AsyncContainer:
-    """Build the container for these settings; providers in `overrides` replace the defaults."""
-    return make_async_container(
-        CoreProvider(),
-        StateProvider(),
-        HealthProvider(),
-        ToolsProvider(),
-        ObserversProvider(),
-        *overrides,
-        context={Settings: settings},
-    )

@@ -1,7 +1,11 @@
-"""Settings: every environment variable AgentKit reads, parsed once into one Struct.
+"""Settings: every environment variable AgentKit reads, parsed once at the root into sections by concern.
 
-`load_settings(os.environ)` is called by the entrypoints; a bad value raises ConfigurationError
-with one line naming the variable, and start-up stops there.
+`load_settings(os.environ)` is called by the composition root only; a bad value raises
+ConfigurationError with one line naming the variable, and start-up stops there. The root hands each
+adapter and use-case the few values it needs (or a small config Struct of its own), never this object.
+
+A field is read from the variable of its name in upper case (`max_steps` from `MAX_STEPS`); names
+are unique across the sections, so the environment stays one flat list (`.env.example`).
 """
 
 from collections.abc import Mapping
@@ -9,24 +13,22 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
+from agentkit.adapters.llm.config import LLMConfig, NonNegativeInt, PositiveFloat, PositiveInt
 from agentkit.application.errors import ConfigurationError
 
-PositiveInt = Annotated[int, msgspec.Meta(ge=1)]
-PositiveFloat = Annotated[float, msgspec.Meta(gt=0)]
-NonNegativeInt = Annotated[int, msgspec.Meta(ge=0)]
+Port = Annotated[int, msgspec.Meta(ge=1, le=65535)]
 
 
-class Settings(msgspec.Struct, frozen=True, kw_only=True, rename="upper", forbid_unknown_fields=False):
-    """AgentKit's configuration. Field `max_steps` is read from `MAX_STEPS`, and so on."""
+class StateSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
+    """Where runs, traces, sessions and rate limits live, and how long to wait for those servers."""
 
-    # --- state: Postgres and Redis (empty URLs mean the embedded default) ---
     # auto: Postgres/Redis where a URL (or POSTGRES_HOST) is set, memory where not; embedded: a private
     # server from the `embedded` extra where no URL is set; external: both URLs required; memory: no servers.
     state_backend: Literal["auto", "memory", "external", "embedded"] = "auto"
     database_url: str | None = None
     database_readonly_url: str | None = None
     postgres_host: str | None = None
-    postgres_port: Annotated[int, msgspec.Meta(ge=1, le=65535)] = 5432
+    postgres_port: Port = 5432
     postgres_user: str = "postgres"
     postgres_password: str = ""
     postgres_db: str = "agentkit"
@@ -54,37 +56,32 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, rename="upper", forbid
     # Bounds on waiting for Redis: a new connection, and each reply.
     redis_connect_timeout_s: PositiveFloat = 2.0
     redis_socket_timeout_s: PositiveFloat = 2.0
-    # --- LLM providers ---
-    # demo: a rule-based stand-in that answers AgentKit's own demo questions with the built-in tools,
-    # so a fresh install runs; a real deployment names openai, gemini or a plug-in.
-    llm_provider: str = "demo"
-    llm_model: str = ""
-    llm_base_url: str | None = None
-    llm_script: str | None = None
-    openai_api_key: str | None = None
-    gemini_api_key: str | None = None
-    llm_temperature: Annotated[float, msgspec.Meta(ge=0, le=2)] | None = None
-    llm_max_tokens: PositiveInt | None = None
-    llm_request_timeout_s: PositiveFloat = 60.0
-    llm_max_retries: NonNegativeInt = 3
-    llm_backoff_base_s: PositiveFloat = 0.5
-    llm_backoff_cap_s: PositiveFloat = 20.0
-    # openai: the `content` of an assistant message that calls tools and says nothing. "" works for
-    # OpenAI and llama-cpp-python (a missing key makes its templates fail); null for gateways that reject "".
-    llm_tool_call_content: Literal["empty", "null", "omit"] = "empty"
-    # openai: read an answer made only of JSON tool calls naming offered tools as those calls
-    # (small models on their own chat template write them as text); off: it stays the answer.
-    llm_text_tool_calls: bool = False
-    # --- the loop ---
+
+
+class LoopSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
+    """The limits every run obeys, and how runs are executed."""
+
     max_steps: PositiveInt = 10
     max_repeated_calls: Annotated[int, msgspec.Meta(ge=2)] = 3
     run_token_budget: PositiveInt | None = None
     run_timeout_s: PositiveFloat = 120.0
-    tool_timeout_s: PositiveFloat = 30.0
-    tool_output_max_chars: PositiveInt = 8000
     max_goal_chars: PositiveInt = 8000
-    agentkit_tool_modules: tuple[str, ...] = ()
-    # --- the HTTP API ---
+    run_mode: Literal["inline"] = "inline"
+    run_lease_s: PositiveFloat = 30.0
+    # How long a run keeps retrying the writes its outcome depends on (start, trace, final status) while
+    # PostgreSQL is unavailable, its lease renewed meanwhile; past it the run is left to the sweeper.
+    run_store_retry_s: PositiveFloat = 300.0
+    # Runs one process takes on at once; past it POST /v1/runs answers 503 with Retry-After at once,
+    # so overload is refused rather than queued. Unset: the database pool's size (see runs_in_flight_cap).
+    max_runs_in_flight: PositiveInt | None = None
+    # On SIGTERM: waits end at once, new runs are refused, running runs get this long to finish
+    # before they are interrupted (recorded as failed: interrupted); the process exits soon after.
+    shutdown_grace_s: Annotated[float, msgspec.Meta(ge=0)] = 10.0
+
+
+class HttpSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
+    """The REST API: keys, limits, waits and where it listens."""
+
     api_keys: tuple[str, ...] = ()
     rate_limit_per_min: PositiveInt = 30
     # Failed API-key attempts (missing or unknown key) one client address may make a minute; past it
@@ -93,22 +90,18 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, rename="upper", forbid
     # Reverse proxies (addresses or networks, comma-separated; * for any) whose X-Forwarded-For names
     # the client. Empty: the TCP peer is the client, whatever headers it sends.
     forwarded_allow_ips: tuple[str, ...] = ()
-    # Runs one process takes on at once; past it POST /v1/runs answers 503 with Retry-After at once,
-    # so overload is refused rather than queued. Unset: the database pool's size (see runs_in_flight_cap).
-    max_runs_in_flight: PositiveInt | None = None
     response_timeout_s: Annotated[float, msgspec.Meta(ge=0)] = 30.0
-    run_mode: Literal["inline", "queue"] = "inline"
-    run_lease_s: PositiveFloat = 30.0
-    # On SIGTERM: waits end at once, new runs are refused, running runs get this long to finish
-    # before they are interrupted (recorded as failed: interrupted); the process exits soon after.
-    shutdown_grace_s: Annotated[float, msgspec.Meta(ge=0)] = 10.0
-    # How long a run keeps retrying the writes its outcome depends on (start, trace, final status) while
-    # PostgreSQL is unavailable, its lease renewed meanwhile; past it the run is left to the sweeper.
-    run_store_retry_s: PositiveFloat = 300.0
     max_body_bytes: PositiveInt = 65536
     host: str = "127.0.0.1"
-    port: Annotated[int, msgspec.Meta(ge=1, le=65535)] = 8000
-    # --- built-in tools ---
+    port: Port = 8000
+
+
+class ToolSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
+    """Which tools there are and the limits of the built-in ones."""
+
+    agentkit_tool_modules: tuple[str, ...] = ()
+    tool_timeout_s: PositiveFloat = 30.0
+    tool_output_max_chars: PositiveInt = 8000
     file_tool_base_dir: str = "./data/files"
     file_tool_max_bytes: PositiveInt = 1_000_000
     sql_row_limit: PositiveInt = 100
@@ -124,35 +117,62 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True, rename="upper", forbid
     calculator_max_depth: PositiveInt = 30
     calculator_max_digits: PositiveInt = 1000
     calculator_max_exponent: PositiveInt = 10_000
-    # --- logging ---
+
+
+class LoggingSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
+    """How the process logs."""
+
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     log_format: Literal["auto", "json", "console"] = "auto"
 
 
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    """AgentKit's whole configuration, one section per concern."""
+
+    state: StateSettings = StateSettings()
+    llm: LLMConfig = LLMConfig()
+    loop: LoopSettings = LoopSettings()
+    http: HttpSettings = HttpSettings()
+    tools: ToolSettings = ToolSettings()
+    logging: LoggingSettings = LoggingSettings()
+
+
+_SECTIONS: dict[str, type[msgspec.Struct]] = {
+    field.name: field.type for field in msgspec.structs.fields(Settings) if isinstance(field.type, type)
+}
+# every variable, to its section
+_VARIABLES: dict[str, str] = {
+    field.encode_name: section for section, kind in _SECTIONS.items() for field in msgspec.structs.fields(kind)
+}
 _LIST_FIELDS = frozenset({"API_KEYS", "AGENTKIT_TOOL_MODULES", "FORWARDED_ALLOW_IPS"})
-_KNOWN = frozenset(field.encode_name for field in msgspec.structs.fields(Settings))
 
 
 def load_settings(environ: Mapping[str, str], **overrides: Any) -> Settings:
-    """Read settings from an environment mapping; keyword overrides (by field name) win.
+    """Read settings from an environment mapping; keyword overrides win, by variable name in lower case.
 
     Empty variables count as unset. Raises ConfigurationError naming the first bad variable.
     """
-    raw: dict[str, Any] = {}
-    for name in _KNOWN:
+    raw: dict[str, dict[str, Any]] = {section: {} for section in _SECTIONS}
+    for name, section in _VARIABLES.items():
         value = environ.get(name)
         if value is None or value.strip() == "":
             continue
-        raw[name] = tuple(p.strip() for p in value.split(",") if p.strip()) if name in _LIST_FIELDS else value.strip()
+        raw[section][name] = _split(value) if name in _LIST_FIELDS else value.strip()
     for field, value in overrides.items():
-        if field.upper() not in _KNOWN:
+        known = _VARIABLES.get(field.upper())
+        if known is None:
             raise TypeError(f"load_settings() got an unknown setting {field!r}")
         if value is not None:
-            raw[field.upper()] = value
+            raw[known][field.upper()] = value
     try:
         return msgspec.convert(raw, Settings, strict=False)
     except msgspec.ValidationError as exc:
         raise ConfigurationError(_one_line(str(exc))) from None
+
+
+def variables() -> dict[str, str]:
+    """Every variable AgentKit reads, to the section that holds it (for `.env.example` checks)."""
+    return dict(_VARIABLES)
 
 
 def runs_in_flight_cap(settings: Settings) -> int:
@@ -165,14 +185,18 @@ def runs_in_flight_cap(settings: Settings) -> int:
     throughput (measured in docs/benchmarks.md, "Overload": twice the pool doubled the refusals'
     latency). Runs that spend seconds in a real model hold no connection meanwhile: raise the cap there.
     """
-    if settings.max_runs_in_flight is not None:
-        return settings.max_runs_in_flight
-    return settings.database_pool_size + settings.database_max_overflow
+    if settings.loop.max_runs_in_flight is not None:
+        return settings.loop.max_runs_in_flight
+    return settings.state.database_pool_size + settings.state.database_max_overflow
+
+
+def _split(value: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in value.split(",") if part.strip())
 
 
 def _one_line(message: str) -> str:
-    # msgspec says "Expected `int`, got `str` - at `$.MAX_STEPS`"; lead with the variable's name.
+    # msgspec says "Expected `int`, got `str` - at `$.loop.MAX_STEPS`"; lead with the variable's name.
     if " - at `$." in message:
         detail, _, path = message.rpartition(" - at `$.")
-        return f"{path.rstrip('`')}: {detail}"
+        return f"{path.rstrip('`').rpartition('.')[2]}: {detail}"
     return message

@@ -11,7 +11,7 @@ from typing import TextIO
 
 import structlog
 
-from agentkit.application.settings import Settings
+from agentkit.entrypoints.wiring.settings import LoggingSettings
 
 # What every line carries, structlog's own and the stdlib's alike.
 _SHARED: list[structlog.typing.Processor] = [
@@ -25,7 +25,7 @@ class _StructlogHandler(logging.StreamHandler[TextIO]):
     """The root handler this module installs; a later `configure_logging` replaces it, not others'."""
 
 
-def configure_logging(settings: Settings, *, stream: TextIO | None = None) -> None:
+def configure_logging(settings: LoggingSettings, *, stream: TextIO | None = None) -> None:
     """Configure structlog and the stdlib root logger for this process, both rendering alike.
 
     Every line carries the context variables bound at the time (run_id during a run, request_id

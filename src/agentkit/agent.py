@@ -9,13 +9,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Generic, TypeVar, overload
 
 import msgspec
+from dishka import AsyncContainer
 
-from agentkit.adapters.memory import InMemoryRunRepository, InMemorySessionStore, InMemoryTraceSink
-from agentkit.adapters.system import SystemClock, UuidIdGenerator
-from agentkit.application.agent import DEFAULT_SYSTEM_PROMPT, AgentConfig, AgentLoop
+from agentkit.application.agent import DEFAULT_SYSTEM_PROMPT
 from agentkit.application.ports.llm_client import LLMClient
-from agentkit.application.ports.trace_sink import TraceSink
-from agentkit.application.runs.create_run import CreateRun, CreateRunInput
+from agentkit.application.ports.trace_sink import TraceReader, TraceSink
+from agentkit.application.runs.create_run import CreateRunInput
 from agentkit.application.runs.run_agent import RunAgent
 from agentkit.application.tools.context import ContextProvider
 from agentkit.application.tools.registry import ToolRegistry
@@ -24,6 +23,7 @@ from agentkit.application.tools.tool import Tool
 from agentkit.domain.ids import OwnerId, SessionId
 from agentkit.domain.run import Run, RunStatus
 from agentkit.domain.steps import Step
+from agentkit.entrypoints.wiring.library import library_container
 
 T = TypeVar("T")
 LOCAL = OwnerId("local")
@@ -82,30 +82,17 @@ class Agent:
         observers: Sequence[TraceSink] = (),
         context_providers: Iterable[ContextProvider[Any]] = (),
     ) -> None:
-        clock = SystemClock()
-        self._runs = InMemoryRunRepository()
-        self._trace = InMemoryTraceSink()
         self.registry = ToolRegistry(tools, default_timeout_s=tool_timeout_s, context_providers=context_providers)
-        config = AgentConfig(system_prompt=system_prompt, max_steps=max_steps, run_timeout_s=run_timeout_s)
-        loop = AgentLoop(
+        self._container: AsyncContainer = library_container(
             llm=llm,
-            tools=self.registry,
-            runs=self._runs,
-            trace=self._trace,
-            sessions=InMemorySessionStore(clock),
-            clock=clock,
-            config=config,
+            registry=self.registry,
+            system_prompt=system_prompt,
+            max_steps=max_steps,
+            run_timeout_s=run_timeout_s,
+            tool_timeout_s=tool_timeout_s,
+            token_budget=token_budget,
             observers=observers,
         )
-        create = CreateRun(
-            runs=self._runs,
-            clock=clock,
-            ids=UuidIdGenerator(),
-            max_steps=max_steps,
-            max_goal_chars=100_000,
-            token_budget=token_budget,
-        )
-        self._agent = RunAgent(create=create, loop=loop)
 
     @overload
     async def run(
@@ -141,18 +128,21 @@ class Agent:
         if output is not None:
             schema = inline_refs(msgspec.json.schema(output))
             schema.pop("title", None)
-        run = await self._agent.execute(
-            CreateRunInput(
-                owner=LOCAL,
-                goal=goal,
-                session_id=SessionId(session_id) if session_id else None,
-                output_schema=schema,
-                max_steps=max_steps,
+        async with self._container() as request:
+            run_agent = await request.get(RunAgent)
+            run = await run_agent.execute(
+                CreateRunInput(
+                    owner=LOCAL,
+                    goal=goal,
+                    session_id=SessionId(session_id) if session_id else None,
+                    output_schema=schema,
+                    max_steps=max_steps,
+                )
             )
-        )
         typed = None
         if output is not None and isinstance(run.output, dict):
             # a field the model left out is null in the stored output: let the Struct's default fill it
             given = {name: value for name, value in run.output.items() if value is not None}
             typed = msgspec.convert(given, output)
-        return AgentResult(run=run, steps=await self._trace.steps(run.id), output=typed)
+        trace = await self._container.get(TraceReader)
+        return AgentResult(run=run, steps=await trace.steps(run.id), output=typed)

@@ -1,0 +1,74 @@
+"""LoopDeps: what every execution of an AgentLoop shares, as one plain bundle."""
+
+import asyncio
+from collections.abc import Sequence
+
+from agentkit.application.agent.config import AgentConfig
+from agentkit.application.agent.lease import LeaseKeeper
+from agentkit.application.backoff import Backoff, Sleep
+from agentkit.application.ports.clock import Clock
+from agentkit.application.ports.llm_client import LLMClient
+from agentkit.application.ports.run_repository import RunRepository
+from agentkit.application.ports.session_store import SessionStore
+from agentkit.application.ports.trace_sink import TraceSink
+from agentkit.application.tools.registry import ToolRegistry
+
+
+class LoopDeps:
+    """The ports, configuration and shared helpers every run's execution reads (and none writes).
+
+    Attributes:
+        llm: The model.
+        tools: The registry of the tools every run may call.
+        runs: Where runs are stored.
+        trace: The durable trace sink: a run claims success only once it holds every step.
+        observers: Sinks that see each step as it happens (the CLI's live output); their failures
+            are logged and cost the run nothing.
+        sessions: Conversation memory.
+        clock: Wall and monotonic time.
+        config: The loop's limits and timings.
+        leases: Renews the leases of the runs this process executes, and knows their cancels.
+        sleep: Paces the store retries through an outage (tests pass a fake that moves a clock).
+        backoff: How long those retries wait.
+    """
+
+    __slots__ = (
+        "backoff",
+        "clock",
+        "config",
+        "leases",
+        "llm",
+        "observers",
+        "runs",
+        "sessions",
+        "sleep",
+        "tools",
+        "trace",
+    )
+
+    def __init__(
+        self,
+        *,
+        llm: LLMClient,
+        tools: ToolRegistry,
+        runs: RunRepository,
+        trace: TraceSink,
+        sessions: SessionStore,
+        clock: Clock,
+        config: AgentConfig,
+        observers: Sequence[TraceSink] = (),
+        sleep: Sleep = asyncio.sleep,
+        backoff: Backoff | None = None,
+    ) -> None:
+        self.llm = llm
+        self.tools = tools
+        self.runs = runs
+        self.trace = trace
+        self.observers = tuple(observers)
+        self.sessions = sessions
+        self.clock = clock
+        self.config = config
+        self.sleep = sleep
+        self.backoff = backoff or Backoff()
+        # `sleep` paces the store retries only; leases keep real time (a lease is a promise to other processes)
+        self.leases = LeaseKeeper(runs=runs, clock=clock, lease_s=config.lease_s)

@@ -1,0 +1,124 @@
+"""The writes a run's outcome depends on (its start, its trace, its final status), retried through an outage.
+
+Each write is retried with backoff while the store is unavailable, up to a deadline, with the run's
+lease renewed meanwhile by the lease keeper; StaleAttempt (a newer attempt owns the run) stops at once.
+"""
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+from typing import TypeVar
+
+import structlog
+
+from agentkit.application.agent.deps import LoopDeps
+from agentkit.application.agent.recorder import StepRecorder
+from agentkit.application.backoff import until_stored
+from agentkit.application.errors import StaleAttempt, StoreUnavailable
+from agentkit.domain import run as runs
+from agentkit.domain.run import Run, RunStatus
+
+logger = structlog.get_logger(__name__)
+T = TypeVar("T")
+
+# After the process was told to stop (the task cancelled), one more try to store what the run has, for
+# at most this long: shutdown must not wait on a store that is down.
+LAST_SAVE_S = 3.0
+
+
+def retried(deps: LoopDeps, write: Callable[[], Awaitable[T]], what: str, deadline: float) -> Awaitable[T]:
+    """`write`, retried through a store outage until `deadline` (`clock.monotonic()`)."""
+    return until_stored(write, what=what, deadline=deadline, clock=deps.clock, sleep=deps.sleep, backoff=deps.backoff)
+
+
+async def store_start(deps: LoopDeps, pending: Run) -> Run:
+    """Move the run to `running` under a new attempt and a lease, and store that.
+
+    Raises:
+        StoreUnavailable: the store stayed down for `store_retry_s`. The run was never started: it stays
+            pending in the store, and once its lease lapses the sweeper ends it `expired` (worker_lost).
+    """
+    clock, config = deps.clock, deps.config
+
+    async def write() -> Run:
+        started = runs.start(pending, now=clock.now(), lease_until=clock.now() + timedelta(seconds=config.lease_s))
+        await deps.runs.save(started)
+        return started
+
+    try:
+        return await retried(deps, write, "run_start", clock.monotonic() + config.store_retry_s)
+    except StoreUnavailable:
+        logger.error("run_start_abandoned", retried_s=config.store_retry_s)
+        raise
+
+
+async def persist_final(
+    deps: LoopDeps, recorder: StepRecorder, running: Run, final: Run, *, budget_s: float | None = None
+) -> Run:
+    """Store the trace, then the final status, retrying both through an outage; return the run stored.
+
+    Args:
+        deps: The loop's ports.
+        recorder: The run's trace.
+        running: The run as it was before it ended (what a success without its trace fails from).
+        final: The run as it ended.
+        budget_s: How long to keep retrying (default `store_retry_s`); the status gets at least
+            LAST_SAVE_S of its own after the trace.
+
+    Raises:
+        StoreUnavailable: the store stayed unavailable all along. The final status was not written;
+            the run stays `running` until its lease lapses and the sweeper ends it `expired` (worker_lost).
+        StaleAttempt: a newer attempt (or the sweeper) owns the run now.
+    """
+    clock = deps.clock
+    deadline = clock.monotonic() + (deps.config.store_retry_s if budget_s is None else budget_s)
+    final = await _with_stored_trace(deps, recorder, running, final, deadline)
+    deadline = max(deadline, clock.monotonic() + LAST_SAVE_S)
+    try:
+        await retried(deps, lambda: deps.runs.save(final), "run_final", deadline)
+    except StoreUnavailable as exc:
+        logger.error("run_final_save_abandoned", status=final.status.value, error=str(exc))
+        raise
+    logger.info(
+        "run_finished",
+        status=final.status.value,
+        reason=final.failure_reason,
+        steps=recorder.step_no,
+        input_tokens=final.input_tokens,
+        output_tokens=final.output_tokens,
+    )
+    return final
+
+
+async def last_save(deps: LoopDeps, recorder: StepRecorder, running: Run, final: Run) -> None:
+    """A short, bounded try to store the run's trace and status when the process is stopping."""
+    try:
+        # shielded: a second cancel does not cut the write off halfway; bounded: shutdown never
+        # waits on a store that is down for longer than this
+        async with asyncio.timeout(2 * LAST_SAVE_S):
+            await asyncio.shield(persist_final(deps, recorder, running, final, budget_s=LAST_SAVE_S))
+    except StoreUnavailable:
+        pass  # logged as abandoned; the sweeper ends the run `expired` once its lease lapses
+    except TimeoutError:
+        logger.error("run_final_save_abandoned", status=final.status.value, error="timed out at shutdown")
+    except StaleAttempt:
+        logger.warning("run_lost_lease")
+
+
+async def _with_stored_trace(deps: LoopDeps, recorder: StepRecorder, running: Run, final: Run, deadline: float) -> Run:
+    """Wait until the run's steps are stored; the run as it may end, given what the trace holds."""
+    await recorder.flush_observers()
+    missing = f"{recorder.gaps} of its {recorder.step_no} steps could not be recorded" if recorder.gaps else None
+    if missing is None:
+        try:
+            await retried(deps, lambda: recorder.flush_durable(deadline), "trace", deadline)
+        except StoreUnavailable as exc:
+            missing = f"its steps could not be stored ({exc})"
+    if missing is None:
+        return final
+    logger.error("trace_incomplete", status=final.status.value, reason=missing)
+    if final.status is not RunStatus.SUCCEEDED:
+        return final
+    # Success means the whole trace is there to audit it; the answer is kept for the caller all the same.
+    reason = f"the run finished, but {missing}"
+    return runs.end(running, RunStatus.FAILED, now=deps.clock.now(), reason=reason, answer=final.answer)

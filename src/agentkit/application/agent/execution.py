@@ -1,0 +1,206 @@
+"""RunExecution: one run while it executes: its conversation, its limits, and the turns of the loop."""
+
+import asyncio
+from collections.abc import Sequence
+
+import structlog
+
+from agentkit.application.agent.config import STRUCTURED_OUTPUT_PROMPT, STRUCTURED_OUTPUT_REMINDER
+from agentkit.application.agent.deps import LoopDeps
+from agentkit.application.agent.durability import last_save, persist_final, store_start
+from agentkit.application.agent.recorder import StepRecorder
+from agentkit.application.errors import LLMError, StaleAttempt, StoreUnavailable
+from agentkit.application.tools.context import ToolContext
+from agentkit.application.tools.final_result import final_result_tool
+from agentkit.application.tools.registry import ToolRegistry
+from agentkit.domain import run as runs
+from agentkit.domain.messages import LLMResponse, Message, ToolCall
+from agentkit.domain.policy import CallTools, Finish, LoopLimits, LoopState, Remind, Stop, decide
+from agentkit.domain.run import Run, RunStatus
+from agentkit.domain.steps import LLMStep, ToolStep
+from agentkit.domain.tools import ToolSchema
+
+logger = structlog.get_logger(__name__)
+
+
+class RunExecution:
+    """The state of one run while it executes (slotted: a thousand runs in flight hold a thousand).
+
+    It reads its dependencies from `deps` and writes only its own state.
+    """
+
+    __slots__ = ("context", "deps", "limits", "messages", "recorder", "run", "schemas", "system_prompt", "tools")
+
+    def __init__(self, deps: LoopDeps, run: Run) -> None:
+        self.deps = deps
+        self.run = run
+        self.recorder = StepRecorder(deps)
+        self.tools: ToolRegistry = deps.tools
+        self.system_prompt = deps.config.system_prompt
+        if run.output_schema is not None:
+            self.tools = self.tools.with_tools([final_result_tool(run.output_schema)])
+            self.system_prompt = f"{self.system_prompt}\n{STRUCTURED_OUTPUT_PROMPT}"
+        self.schemas: Sequence[ToolSchema] = self.tools.schemas()
+        self.context = ToolContext(run_id=run.id, owner=run.owner, session_id=run.session_id)
+        self.limits = LoopLimits(
+            max_steps=run.max_steps,
+            repeat_limit=deps.config.repeat_limit,
+            token_budget=run.token_budget,  # set when the run was created (CreateRun caps it)
+            output_required=run.output_schema is not None,
+        )
+        self.messages: list[Message] = []
+
+    async def go(self) -> Run:
+        """Execute the run to its end and store that; return the run as stored."""
+        # every log line of the run, adapters' included, carries its run_id
+        log_context = structlog.contextvars.bind_contextvars(run_id=self.run.id)
+        leases = self.deps.leases
+        # held from the start: the lease stays renewed while a write is retried through an outage
+        leases.hold(self.run.id)
+        try:
+            try:
+                final = await self._execute()
+            except asyncio.CancelledError:
+                interrupted = self._end(RunStatus.FAILED, "interrupted: the process running it stopped")
+                await last_save(self.deps, self.recorder, self.run, interrupted)
+                raise
+            try:
+                return await persist_final(self.deps, self.recorder, self.run, final)
+            except asyncio.CancelledError:
+                await last_save(self.deps, self.recorder, self.run, final)  # stopping while the store is down
+                raise
+        except StaleAttempt:
+            logger.warning("run_lost_lease")
+            raise
+        finally:
+            leases.release(self.run.id)
+            structlog.contextvars.reset_contextvars(**log_context)
+
+    async def _execute(self) -> Run:
+        """Start the run and drive it to its outcome (not yet stored)."""
+        config = self.deps.config
+        self.run = await store_start(self.deps, self.run)
+        logger.info("run_started", goal_chars=len(self.run.goal), max_steps=self.run.max_steps)
+        try:
+            async with asyncio.timeout(config.run_timeout_s):
+                return await self._turns()
+        except TimeoutError:
+            return self._end(RunStatus.TIMED_OUT, f"the run took longer than {config.run_timeout_s:g} s")
+        except LLMError as exc:
+            return self._end(RunStatus.FAILED, f"the LLM call failed: {exc}")
+        except StoreUnavailable as exc:
+            return self._end(RunStatus.FAILED, str(exc))
+        except StaleAttempt:
+            raise
+        except Exception as exc:
+            logger.exception("run_crashed")
+            return self._end(RunStatus.FAILED, f"internal error: {type(exc).__name__}")
+
+    async def _turns(self) -> Run:
+        """The loop: ask the model, act on the policy's decision, until the run ends."""
+        run = self.run
+        history = [] if run.session_id is None else await self.deps.sessions.load(run.owner, run.session_id)
+        self.messages = [
+            Message(role="system", content=self.system_prompt),
+            *history,
+            Message(role="user", content=run.goal),
+        ]
+        state = LoopState()
+        while True:
+            if self._cancel_requested():
+                return self._end(RunStatus.CANCELLED, "cancelled on request")
+            response = await self._ask_model()
+            decision, state = decide(state, response, self.limits)
+            self.messages.append(response.to_message())
+            if isinstance(decision, Finish):
+                await self._remember_session()
+                return runs.succeed(self.run, now=self.deps.clock.now(), answer=decision.answer)
+            if isinstance(decision, Stop):
+                return self._end(decision.status, decision.reason)
+            if isinstance(decision, Remind):
+                logger.info("structured_output_reminder", reminder_no=decision.reminder_no)
+                self.messages.append(Message(role="user", content=STRUCTURED_OUTPUT_REMINDER))
+                continue
+            assert isinstance(decision, CallTools)  # noqa: S101 - the Decision union has four members
+            finished = await self._call_tools(decision.calls)
+            if finished is not None:
+                return finished
+
+    async def _ask_model(self) -> LLMResponse:
+        clock = self.deps.clock
+        started = clock.monotonic()
+        failure: LLMError | None = None
+        try:
+            response = await self.deps.llm.chat(self.messages, self.schemas)
+        except LLMError as exc:
+            # the failed call is a step too: the trace shows what it cost and why it failed
+            failure, response = exc, LLMResponse(attempts=exc.attempts)
+        self.run = runs.add_usage(self.run, response.usage)
+        await self.recorder.record(
+            LLMStep(
+                run_id=self.run.id,
+                step_no=self.recorder.next_step(),
+                created_at=clock.now(),
+                latency_ms=(clock.monotonic() - started) * 1000,
+                usage=response.usage,
+                text=response.text,
+                tool_calls=response.tool_calls,
+                finish_reason=None if failure else response.finish_reason,
+                attempts=response.attempts,
+                error=None if failure is None else str(failure),
+            )
+        )
+        if failure is not None:
+            raise failure
+        return response
+
+    async def _call_tools(self, calls: Sequence[ToolCall]) -> Run | None:
+        for index, call in enumerate(calls):
+            if index and self._cancel_requested():
+                # the model's turn must stay whole for the provider: answer the skipped calls
+                self._skip(calls[index:], "skipped: the run was cancelled")
+                return self._end(RunStatus.CANCELLED, "cancelled on request")
+            result = await self.tools.execute(call, self.context)
+            await self.recorder.record(
+                ToolStep(
+                    run_id=self.run.id,
+                    step_no=self.recorder.next_step(),
+                    created_at=self.deps.clock.now(),
+                    latency_ms=result.latency_ms,
+                    call_id=call.id,
+                    tool_name=call.name,
+                    arguments=call.arguments,
+                    result=result,
+                )
+            )
+            self.messages.append(
+                Message(role="tool", content=result.model_text(), tool_call_id=call.id, name=call.name)
+            )
+            item = self.tools.get(call.name)
+            if result.ok and item is not None and item.terminal:
+                self._skip(calls[index + 1 :], "skipped: the task already ended")
+                await self._remember_session()
+                return runs.succeed(self.run, now=self.deps.clock.now(), answer=result.output, output=result.value)
+        return None
+
+    def _skip(self, calls: Sequence[ToolCall], reason: str) -> None:
+        for call in calls:
+            self.messages.append(Message(role="tool", content=reason, tool_call_id=call.id, name=call.name))
+
+    def _cancel_requested(self) -> bool:
+        # no read per step: a cancel reaches the lease keeper (at once from this process, with the
+        # next lease renewal from another)
+        return self.run.cancel_requested or self.deps.leases.is_cancelled(self.run.id)
+
+    async def _remember_session(self) -> None:
+        run = self.run
+        if run.session_id is None:
+            return
+        conversation = [m for m in self.messages if m.role != "system"]
+        try:
+            await self.deps.sessions.save(run.owner, run.session_id, conversation)
+        except Exception:
+            logger.warning("session_save_failed", exc_info=True)
+
+    def _end(self, status: RunStatus, reason: str) -> Run:
+        return runs.end(self.run, status, now=self.deps.clock.now(), reason=reason)

@@ -1,0 +1,73 @@
+"""StepRecorder: one run's trace as it is written, step by step, to the durable sink and the observers."""
+
+import asyncio
+
+import structlog
+
+from agentkit.application.agent.deps import LoopDeps
+from agentkit.application.errors import StoreUnavailable
+from agentkit.domain.steps import Step
+
+logger = structlog.get_logger(__name__)
+
+
+class StepRecorder:
+    """Numbers a run's steps and hands each to every sink.
+
+    The durable sink's refusals are counted (`gaps`): a run whose trace lacks a step cannot claim
+    success. An observer that fails is logged and forgotten.
+    """
+
+    __slots__ = ("deps", "gaps", "step_no")
+
+    def __init__(self, deps: LoopDeps) -> None:
+        self.deps = deps
+        self.step_no = 0
+        self.gaps = 0  # steps the durable trace sink refused to take
+
+    def next_step(self) -> int:
+        """The number of the step about to be recorded."""
+        self.step_no += 1
+        return self.step_no
+
+    async def record(self, step: Step) -> None:
+        """Give the step to the durable sink, then to the observers; never raises."""
+        deps = self.deps
+        try:
+            await deps.trace.record(step)
+        except Exception as exc:
+            self.gaps += 1  # the durable trace lacks this step: the run cannot claim success
+            logger.warning("trace_write_failed", step_no=step.step_no, sink=type(deps.trace).__name__, error=str(exc))
+        for sink in deps.observers:
+            try:
+                await sink.record(step)
+            except Exception as exc:
+                logger.warning("trace_write_failed", step_no=step.step_no, sink=type(sink).__name__, error=str(exc))
+
+    async def flush_observers(self) -> None:
+        """Let the observers finish what they were given; their failures are logged."""
+        for sink in self.deps.observers:
+            try:
+                await sink.flush()
+            except Exception as exc:
+                logger.warning("trace_flush_failed", sink=type(sink).__name__, error=str(exc))
+
+    async def flush_durable(self, deadline: float) -> None:
+        """Return once the durable sink holds every step recorded so far.
+
+        A durable sink's flush waits while it retries its writes; this bounds the wait by `deadline`
+        (`clock.monotonic()`).
+
+        Raises:
+            StoreUnavailable: the steps were not stored in time, or the sink failed.
+        """
+        remaining = max(deadline - self.deps.clock.monotonic(), 0)
+        try:
+            async with asyncio.timeout(remaining):
+                await self.deps.trace.flush()
+        except TimeoutError:
+            raise StoreUnavailable("the trace store did not take the steps in time") from None
+        except StoreUnavailable:
+            raise
+        except Exception as exc:
+            raise StoreUnavailable(f"the trace store failed: {exc}") from exc

@@ -1,0 +1,41 @@
+"""CommandRoot: what the commands need from the composition root, which implements it.
+
+The commands stay free of wiring: they ask the root for a container (with the command line's
+setting overrides and live observers) or to serve the API, and call use-cases from it.
+"""
+
+import contextlib
+from abc import abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from dishka import AsyncContainer
+
+from agentkit.application.ports.trace_sink import TraceSink
+
+
+class CommandRoot(Protocol):
+    """Builds what a command runs on."""
+
+    @abstractmethod
+    def container(
+        self,
+        *,
+        overrides: Mapping[str, Any] | None = None,
+        observers: Sequence[TraceSink] = (),
+        quiet: bool = False,
+    ) -> contextlib.AbstractAsyncContextManager[AsyncContainer]:
+        """A container on the configured state (servers started first, everything closed on exit).
+
+        Args:
+            overrides: Settings the command line sets, by variable name in lower case (None: unset).
+            observers: Trace sinks that see every step as it happens.
+            quiet: Log warnings only, unless LOG_LEVEL says otherwise (the command's output is the story).
+
+        Raises:
+            ConfigurationError: a setting is bad (one line naming the variable).
+        """
+
+    @abstractmethod
+    async def serve(self, *, overrides: Mapping[str, Any] | None = None) -> None:
+        """Serve the HTTP API until the process is told to stop."""

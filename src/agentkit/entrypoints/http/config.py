@@ -1,0 +1,23 @@
+"""ApiConfig: the few settings the HTTP layer reads, handed in by the composition root."""
+
+import msgspec
+
+
+class ApiConfig(msgspec.Struct, frozen=True, kw_only=True):
+    """What the API enforces and shows in its OpenAPI document.
+
+    Attributes:
+        api_keys: The keys accepted in X-API-Key (API_KEYS).
+        auth_failures_per_min: Failed key attempts one client address may make a minute.
+        max_body_bytes: The largest request body (MAX_BODY_BYTES).
+        max_goal_chars: The longest goal (MAX_GOAL_CHARS).
+        response_timeout_s: How long POST /v1/runs waits before answering 202 (RESPONSE_TIMEOUT_S).
+        shutdown_grace_s: How long running runs get once the process is told to stop (SHUTDOWN_GRACE_S).
+    """
+
+    api_keys: tuple[str, ...] = ()
+    auth_failures_per_min: int = 10
+    max_body_bytes: int = 65536
+    max_goal_chars: int = 8000
+    response_timeout_s: float = 30.0
+    shutdown_grace_s: float = 10.0

@@ -1,0 +1,57 @@
+"""The container behind `agentkit.Agent`: the service's providers, state in memory, the caller's LLM and tools."""
+
+from collections.abc import Sequence
+
+from dishka import AsyncContainer, Provider, Scope
+
+from agentkit.application.agent import AgentConfig
+from agentkit.application.ports.llm_client import LLMClient
+from agentkit.application.ports.trace_sink import TraceSink
+from agentkit.application.tools.registry import ToolRegistry
+from agentkit.entrypoints.wiring.container import make_container
+from agentkit.entrypoints.wiring.providers.core import ObserversProvider
+from agentkit.entrypoints.wiring.settings import load_settings
+
+# A library caller's goal is not an HTTP request body: its limit is far above MAX_GOAL_CHARS's default.
+LIBRARY_MAX_GOAL_CHARS = 100_000
+
+
+class _CallerProvider(Provider):
+    """The caller's LLM (theirs to close), tools and system prompt, in place of the configured ones."""
+
+    def __init__(self, llm: LLMClient, registry: ToolRegistry, config: AgentConfig) -> None:
+        super().__init__()
+        self.provide(lambda: llm, provides=LLMClient, scope=Scope.APP)
+        self.provide(lambda: registry, provides=ToolRegistry, scope=Scope.APP)
+        self.provide(lambda: config, provides=AgentConfig, scope=Scope.APP)
+
+
+def library_container(
+    *,
+    llm: LLMClient,
+    registry: ToolRegistry,
+    system_prompt: str,
+    max_steps: int,
+    run_timeout_s: float,
+    tool_timeout_s: float,
+    token_budget: int | None,
+    observers: Sequence[TraceSink],
+) -> AsyncContainer:
+    """A container for one `Agent`, its state in memory; nothing is read from the environment."""
+    settings = load_settings(
+        {},
+        state_backend="memory",
+        max_steps=max_steps,
+        run_timeout_s=run_timeout_s,
+        tool_timeout_s=tool_timeout_s,
+        run_token_budget=token_budget,
+        max_goal_chars=LIBRARY_MAX_GOAL_CHARS,
+    )
+    config = AgentConfig(
+        system_prompt=system_prompt,
+        repeat_limit=settings.loop.max_repeated_calls,
+        run_timeout_s=run_timeout_s,
+        lease_s=settings.loop.run_lease_s,
+        store_retry_s=settings.loop.run_store_retry_s,
+    )
+    return make_container(settings, ObserversProvider(observers), _CallerProvider(llm, registry, config))

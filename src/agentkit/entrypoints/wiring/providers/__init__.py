@@ -1,0 +1,1 @@
+"""The dishka providers of the composition root, one per concern."""

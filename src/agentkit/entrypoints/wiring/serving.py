@@ -1,0 +1,113 @@
+"""Serving the HTTP API: settings, start-up, the container, the app and uvicorn, in that order."""
+
+import gc
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import structlog
+import uvicorn
+from dishka import AsyncContainer
+from dishka.integrations.litestar import LitestarProvider
+from litestar import Litestar
+
+from agentkit.application.ports.run_scheduler import RunScheduler
+from agentkit.entrypoints.http import ApiConfig, create_app
+from agentkit.entrypoints.wiring.container import make_container
+from agentkit.entrypoints.wiring.logging import configure_logging
+from agentkit.entrypoints.wiring.providers.core import api_config_of
+from agentkit.entrypoints.wiring.settings import Settings, load_settings
+from agentkit.entrypoints.wiring.startup import started_state
+
+logger = structlog.get_logger(__name__)
+
+
+class DrainingServer(uvicorn.Server):
+    """uvicorn that tells AgentKit the moment a stop signal arrives, not after the connections close.
+
+    uvicorn first waits for in-flight requests and only then runs the app's shutdown; a long poll or a
+    sync POST would hold the runs' grace period back by up to a minute. Told at once, the scheduler
+    ends every wait (those requests answer with the run's current state), refuses new runs and starts
+    the grace period alongside uvicorn's own draining.
+    """
+
+    def __init__(self, config: uvicorn.Config, *, on_stop: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_stop = on_stop
+        self._stop_told = False
+
+    async def on_tick(self, counter: int) -> bool:
+        """uvicorn's tick (every 0.1 s); the first one that sees the stop signal tells the scheduler."""
+        should_exit = await super().on_tick(counter)
+        if should_exit and not self._stop_told:
+            self._stop_told = True
+            logger.info("stopping")
+            self._on_stop()
+        return should_exit
+
+
+async def serve_http(environ: Mapping[str, str], overrides: Mapping[str, Any]) -> None:
+    """Serve the API; with no servers configured, start a private PostgreSQL and Redis first."""
+    chosen = dict(overrides)
+    if environ.get("STATE_BACKEND", "auto") in ("", "auto"):
+        chosen["state_backend"] = "embedded"  # configured servers still win: see plan_state
+    settings = load_settings(environ, **chosen)
+    configure_logging(settings.logging)
+    if settings.llm.llm_provider == "demo":
+        logger.warning("demo_model", detail="no LLM provider configured: runs are played by the rule-based demo model")
+    if not settings.http.api_keys:
+        logger.warning("no_api_keys", detail="API_KEYS is empty: every /v1 request will be refused")
+    async with started_state(settings) as endpoints:
+        container = make_container(settings, LitestarProvider(), endpoints=endpoints)
+        # Build what serving needs now, so a bad setting is one line here, not a trace in the lifespan.
+        try:
+            scheduler = await container.get(RunScheduler)
+            app = await build_http_app(container)
+        except BaseException:
+            await container.close()
+            raise
+        server = DrainingServer(
+            server_config(app, settings),
+            on_stop=lambda: scheduler.begin_shutdown(settings.loop.shutdown_grace_s),
+        )
+        http = settings.http
+        logger.info("serving", url=f"http://{http.host}:{http.port}", docs=f"http://{http.host}:{http.port}/docs")
+        # What exists now (modules, the app, the container's clients) lives as long as the process: frozen,
+        # the collector stops walking it, and a full collection no longer stalls every request in flight
+        # (about 140,000 objects, 75 ms or more under load: most of a p99).
+        gc.collect()
+        gc.freeze()
+        try:
+            await server.serve()  # the app's lifespan closes the container when it stops
+        finally:
+            gc.unfreeze()
+
+
+async def build_http_app(container: AsyncContainer) -> Litestar:
+    """The HTTP API on this container (with LitestarProvider among its providers)."""
+    return create_app(container, await container.get(ApiConfig))
+
+
+def http_app(container: AsyncContainer, settings: Settings) -> Litestar:
+    """The HTTP API on this container, configured from these settings (the container's own)."""
+    return create_app(container, api_config_of(settings))
+
+
+def server_config(app: Litestar, settings: Settings) -> uvicorn.Config:
+    """Uvicorn's configuration for the app.
+
+    X-Forwarded-For is trusted only from the proxies in FORWARDED_ALLOW_IPS (uvicorn's own default
+    trusts any loopback peer), so a client cannot name its own address and dodge a per-address limit.
+    """
+    http = settings.http
+    return uvicorn.Config(
+        app,
+        host=http.host,
+        port=http.port,
+        log_config=None,
+        access_log=False,
+        lifespan="on",
+        proxy_headers=bool(http.forwarded_allow_ips),
+        forwarded_allow_ips=list(http.forwarded_allow_ips),
+        # a request that still runs this long after the stop signal is cut off; waits end at once anyway
+        timeout_graceful_shutdown=max(1, round(settings.loop.shutdown_grace_s)),
+    )
