@@ -87,16 +87,6 @@ async def test_a_session_expires_after_its_ttl_and_a_save_renews_it(kit: StateKi
     assert await store.load(BOB, CHAT) == [user("again")]
 
 
-async def test_delete_forgets_a_session(kit: StateKit) -> None:
-    store = kit.sessions()
-    await store.save(ALICE, CHAT, [user("hi")])
-
-    await store.delete(ALICE, CHAT)
-    await store.delete(ALICE, SessionId("never-existed"))
-
-    assert await store.load(ALICE, CHAT) == []
-
-
 async def test_delete_saved_before_forgets_only_sessions_idle_since_the_cutoff(kit: StateKit) -> None:
     store = kit.sessions()
     old = [SessionId(f"old-{i}") for i in range(3)]

@@ -71,7 +71,6 @@ class Adapters:
         return {
             "sessions.load": lambda: sessions.load(OWNER, SESSION),
             "sessions.save": lambda: sessions.save(OWNER, SESSION, [Message(role="user", content="hi")]),
-            "sessions.delete": lambda: sessions.delete(OWNER, SESSION),
             "sessions.delete_saved_before": lambda: sessions.delete_saved_before(NOW),
             "limiter.hit": lambda: self.limiter.hit("key", limit=100, window_s=60),
         }

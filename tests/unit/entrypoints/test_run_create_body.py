@@ -2,6 +2,7 @@
 
 import json
 import re
+import typing
 from typing import Any
 
 import pytest
@@ -9,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentkit.domain.errors import InvalidGoal
-from agentkit.domain.run import validate_goal
+from agentkit.domain.run import RunStatus, validate_goal
 from agentkit.entrypoints.http.body import body_validation_error, nesting_exceeds
-from agentkit.entrypoints.http.dto import GOAL_PATTERN, WHITESPACE
+from agentkit.entrypoints.http.dto import GOAL_PATTERN, WHITESPACE, StatusText
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(alphabet='[]{}"\\ab', max_size=6),
@@ -76,3 +77,7 @@ def test_validation_errors_name_the_field(message: str, detail: str, key: str | 
     assert (problem.status, problem.code, problem.detail) == (422, "validation_error", detail)
     assert problem.errors is not None
     assert problem.errors[0].get("key") == key
+
+
+def test_the_wire_statuses_are_the_domains() -> None:
+    assert set(typing.get_args(StatusText)) == {status.value for status in RunStatus}

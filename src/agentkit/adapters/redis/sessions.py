@@ -90,15 +90,6 @@ class RedisSessionStore(SessionStore):
             await pipe.execute()
 
     @_redis
-    async def delete(self, owner: OwnerId, session_id: SessionId) -> None:
-        """Forget the session."""
-        key = self._key(owner, session_id)
-        async with self._client.pipeline(transaction=True) as pipe:
-            pipe.delete(key)
-            pipe.zrem(self._index, key)
-            await pipe.execute()
-
-    @_redis
     async def delete_saved_before(self, cutoff: datetime) -> int:
         """Forget sessions last saved before `cutoff`; return how many still existed."""
         deleted = 0

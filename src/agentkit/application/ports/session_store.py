@@ -21,9 +21,5 @@ class SessionStore(Protocol):
         """Replace the session's history, keeping the newest window and renewing the TTL."""
 
     @abstractmethod
-    async def delete(self, owner: OwnerId, session_id: SessionId) -> None:
-        """Forget a session."""
-
-    @abstractmethod
     async def delete_saved_before(self, cutoff: datetime) -> int:
         """Forget sessions last saved before `cutoff` (`agentkit prune`); return how many still existed."""

@@ -42,6 +42,7 @@ SessionIdText = Annotated[
 ]
 
 
+# The run statuses as the wire spells them (a test holds them to the domain's RunStatus).
 StatusText = Literal[
     "pending", "running", "succeeded", "failed", "refused", "max_steps_exceeded", "timed_out", "cancelled", "expired"
 ]
@@ -110,17 +111,7 @@ class RunView(msgspec.Struct, kw_only=True):
     """A run: its status, answer and what it cost."""
 
     id: str
-    status: Literal[
-        "pending",
-        "running",
-        "succeeded",
-        "failed",
-        "refused",
-        "max_steps_exceeded",
-        "timed_out",
-        "cancelled",
-        "expired",
-    ]
+    status: StatusText
     goal: str
     session_id: str | None
     answer: str | None
@@ -177,7 +168,7 @@ class TraceView(msgspec.Struct, kw_only=True):
     """A run's steps in order."""
 
     run_id: str
-    status: str
+    status: StatusText
     steps: list[StepView]
 
 
