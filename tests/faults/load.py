@@ -36,6 +36,7 @@ class Answer:
     run_id: str | None = None
     run_status: str | None = None
     error: str | None = None
+    code: str | None = None  # a problem's `code` (store_unavailable, overloaded, ...)
 
 
 @dataclass
@@ -98,11 +99,13 @@ class Load:
         except httpx.HTTPError as exc:
             answer = Answer(kind, sent, time.monotonic() - sent, None, error=type(exc).__name__)
         else:
-            run_id = run_status = None
+            run_id = run_status = code = None
             if kind == "post" and response.status_code in (201, 202):
                 body = response.json()
                 run_id, run_status = body["id"], body["status"]
                 self.accepted.append(run_id)
+            elif response.headers.get("content-type") == "application/problem+json":
+                code = response.json().get("code")
             answer = Answer(
                 kind,
                 sent,
@@ -111,6 +114,7 @@ class Load:
                 retry_after=response.headers.get("retry-after"),
                 run_id=run_id,
                 run_status=run_status,
+                code=code,
             )
         self.answers.append(answer)
         return answer
