@@ -32,11 +32,18 @@ def assert_nothing_lost(tally: Tally) -> None:
 
 
 def assert_recovered(outcome: Outcome) -> None:
-    """Once the server is back, the same process serves every run again (no restart)."""
+    """Once the server is back, the same process serves runs again (no restart).
+
+    What the outage left in flight (runs that retried their writes meanwhile) holds places until it
+    drains, which on a busy machine can take a few seconds: a refusal for capacity (`overloaded`,
+    with Retry-After) is the admission cap doing its job then. A refusal for the store is not.
+    """
     late = outcome.after_recovery("post")
     assert late, "no load after the recovery"
-    refused = [(a.status, a.code) for a in late if a.status not in (201, 202)]
+    refused = [(a.status, a.code) for a in late if a.status not in (201, 202) and a.code != "overloaded"]
     assert not refused, refused
+    assert all(a.retry_after for a in late if a.code == "overloaded")
+    assert any(a.status in (201, 202) for a in late), "no run accepted after the recovery"
 
 
 async def test_a_postgres_stop_under_load_refuses_with_503_and_loses_no_finished_run(
