@@ -42,6 +42,7 @@ class RedisRunEvents(RunEvents):
         self._task: asyncio.Task[None] | None = None
         self._subscribed = asyncio.Event()
         self._backoff = Backoff(first_s=0.1, cap_s=2.0)
+        self._unpublished = 0  # events not published since the last one that was
 
     async def start(self) -> None:
         """Subscribe in the background; returns once subscribed (or after a moment, if Redis is down)."""
@@ -85,8 +86,15 @@ class RedisRunEvents(RunEvents):
         try:
             await self._redis.publish(channel, run_id)
         except Exception as exc:
-            # the store holds the truth: waiters re-read, the executor's renewal brings the cancel
-            logger.warning("run_event_not_published", channel=channel, error=str(exc))
+            # the store holds the truth: waiters re-read, the executor's renewal brings the cancel;
+            # an outage is logged once, not once per run
+            self._unpublished += 1
+            if self._unpublished == 1:
+                logger.warning("run_events_not_published", channel=channel, error=str(exc))
+            return
+        if self._unpublished:
+            logger.info("run_events_published_again", missed=self._unpublished)
+            self._unpublished = 0
 
     async def _listen(self) -> None:
         failures = 0
@@ -107,8 +115,8 @@ class RedisRunEvents(RunEvents):
                 raise
             except Exception as exc:
                 failures += 1
-                if failures & (failures - 1) == 0:
-                    logger.warning("run_events_subscription_lost", failures=failures, error=str(exc))
+                if failures == 1:  # once per outage; the recovery is logged too
+                    logger.warning("run_events_subscription_lost", error=str(exc))
                 await asyncio.sleep(self._backoff.delay(failures))
             finally:
                 with contextlib.suppress(Exception):
