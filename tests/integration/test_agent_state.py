@@ -33,6 +33,7 @@ def calls_add(call_id: str, a: float, b: float) -> LLMResponse:
 def answer(text: str) -> LLMResponse:
     return LLMResponse(text=text, usage=Usage(input_tokens=150, output_tokens=10))
 
+
 # Idempotent: these tests are about the writes of a run's outcome. (Before a non-idempotent call the
 # loop stores the trace so far; a trace store that stays down fails such a run before the call.)
 ADD = Tool(add.fn, name="add", idempotent=True)
