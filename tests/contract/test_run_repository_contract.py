@@ -280,3 +280,18 @@ async def test_the_call_in_progress_reads_back(kit: StateKit) -> None:
     await kit.runs.add(run)
 
     assert await kit.runs.get(run.id) == run
+
+
+async def test_a_run_whose_executor_still_holds_its_lease_is_not_claimed(kit: StateKit) -> None:
+    live = runs.start(new_run(), now=T0, lease_until=T0 + timedelta(seconds=30))
+    await kit.runs.add(live)
+
+    taken = await kit.runs.claim(live.id, attempt=1, now=T0 + timedelta(seconds=10), until=T0 + timedelta(seconds=40))
+
+    assert taken is None
+    assert await kit.runs.get(live.id) == live
+    handed = runs.hand_back(live, now=T0 + timedelta(seconds=10))
+    await kit.runs.save(handed)
+    resumed = await kit.runs.claim(live.id, attempt=1, now=T0 + timedelta(seconds=10), until=T0 + timedelta(seconds=40))
+    assert resumed is not None
+    assert resumed.attempt == 2

@@ -172,6 +172,16 @@ def resume(run: Run, *, now: datetime, lease_until: datetime) -> Run:
     return msgspec.structs.replace(run, heartbeat_at=now, expires_at=lease_until, attempt=run.attempt + 1)
 
 
+def claimable(run: Run, *, now: datetime) -> bool:
+    """Whether an executor may take the run now: pending, or running with its lease lapsed (or given up).
+
+    A run whose executor still renews its lease is never taken from it.
+    """
+    if run.status is RunStatus.PENDING:
+        return True
+    return run.status is RunStatus.RUNNING and (run.expires_at is None or run.expires_at <= now)
+
+
 def claim(run: Run, *, now: datetime, lease_until: datetime) -> Run:
     """An executor takes the run: starts it when pending, resumes it when running."""
     if run.status is RunStatus.PENDING:

@@ -8,7 +8,7 @@ import msgspec
 from agentkit.application.errors import IdempotencyConflict, StaleAttempt
 from agentkit.application.ports.run_repository import LapsedCursor, RunRepository, cursor_of
 from agentkit.domain.ids import OwnerId, RunId
-from agentkit.domain.run import Run, RunStatus, claim, expire
+from agentkit.domain.run import Run, RunStatus, claim, claimable, expire
 
 
 class InMemoryRunRepository(RunRepository):
@@ -50,7 +50,7 @@ class InMemoryRunRepository(RunRepository):
     async def claim(self, run_id: RunId, *, attempt: int, now: datetime, until: datetime) -> Run | None:
         """Take the run under a new attempt, if it is unfinished under `attempt`."""
         stored = self._runs.get(run_id)
-        if stored is None or stored.is_terminal or stored.attempt != attempt:
+        if stored is None or stored.attempt != attempt or not claimable(stored, now=now):
             return None
         taken = claim(stored, now=now, lease_until=until)
         self._runs[run_id] = taken

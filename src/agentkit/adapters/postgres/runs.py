@@ -5,7 +5,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
-from sqlalchemy import bindparam, delete, func, literal, select, tuple_, update
+from sqlalchemy import bindparam, delete, func, literal, or_, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -142,7 +142,7 @@ class SqlaRunRepository(RunRepository):
 
     @_postgres
     async def claim(self, run_id: RunId, *, attempt: int, now: datetime, until: datetime) -> Run | None:
-        """One UPDATE, a compare-and-set on `attempt`: the domain's `claim` (start or resume) done in place.
+        """One UPDATE, a compare-and-set on `attempt`: the domain's `claimable` and `claim` done in place.
 
         The statement repeats the domain rule in SQL so that the check and the change are one atomic
         step: of two executors claiming the same run, the second finds the attempt moved on.
@@ -151,7 +151,16 @@ class SqlaRunRepository(RunRepository):
             return None
         query = (
             update(runs)
-            .where(runs.c.id == run_id, runs.c.attempt == attempt, runs.c.status.in_(_UNFINISHED))
+            .where(
+                runs.c.id == run_id,
+                runs.c.attempt == attempt,
+                # the domain's `claimable`: pending, or running with its lease lapsed
+                or_(
+                    runs.c.status == RunStatus.PENDING.value,
+                    (runs.c.status == RunStatus.RUNNING.value)
+                    & or_(runs.c.expires_at.is_(None), runs.c.expires_at <= now),
+                ),
+            )
             .values(
                 status=RunStatus.RUNNING.value,
                 attempt=runs.c.attempt + 1,

@@ -50,9 +50,10 @@ class RunRepository(Protocol):
     async def claim(self, run_id: RunId, *, attempt: int, now: datetime, until: datetime) -> Run | None:
         """Take the run for a new executor, if it is still unfinished under `attempt`; return it as taken.
 
-        One atomic compare-and-set: a pending run starts, a running one (whose executor died) resumes;
-        either way under `attempt + 1`, with a lease until `until`. Two executors racing for the same
-        run cannot both win: the loser gets None, as does a claim of a run that ended or moved on.
+        One atomic compare-and-set: a pending run starts, a running one whose lease lapsed (its
+        executor died, or handed it back) resumes; either way under `attempt + 1`, with a lease until
+        `until`. Two executors racing for the same run cannot both win: the loser gets None, as does a
+        claim of a run that ended, moved on, or whose executor still holds its lease.
         """
 
     @abstractmethod
