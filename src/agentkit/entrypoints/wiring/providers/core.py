@@ -3,10 +3,10 @@
 from collections.abc import AsyncIterator, Sequence
 from typing import NewType
 
-from dishka import AnyOf, Provider, Scope, from_context, provide
+from dishka import Provider, Scope, from_context, provide
 
 from agentkit.adapters.llm.factory import build_llm_client
-from agentkit.adapters.scheduling import InlineRunScheduler, Recovery
+from agentkit.adapters.scheduling import Recovery
 from agentkit.adapters.system import SystemClock, UuidIdGenerator
 from agentkit.application.agent import AgentConfig, AgentLoop
 from agentkit.application.ports.clock import Clock
@@ -28,7 +28,7 @@ from agentkit.application.runs.submit_run import SubmitRun
 from agentkit.application.runs.wait_for_run import WaitForRun
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.entrypoints.http.config import ApiConfig
-from agentkit.entrypoints.wiring.settings import Settings, runs_in_flight_cap
+from agentkit.entrypoints.wiring.settings import Settings
 
 StepObservers = NewType("StepObservers", tuple[TraceSink, ...])
 
@@ -116,13 +116,6 @@ class CoreProvider(Provider):
         """How the scheduler's sweeper resumes lapsed runs: every half lease, MAX_RUN_ATTEMPTS claims at most."""
         loop = settings.loop
         return Recovery(runs=runs, clock=clock, max_attempts=loop.max_run_attempts, interval_s=loop.run_lease_s / 2)
-
-    @provide(scope=Scope.APP, provides=AnyOf[RunScheduler, RunAdmission])
-    def scheduler(
-        self, loop: AgentLoop, settings: Settings, events: RunEvents, recovery: Recovery
-    ) -> InlineRunScheduler:
-        """Runs execute as tasks of this process, which also counts them; the sweeper sits beside it."""
-        return InlineRunScheduler(loop, events=events, max_in_flight=runs_in_flight_cap(settings), recovery=recovery)
 
     @provide(scope=Scope.REQUEST)
     def create_run(self, runs: RunRepository, clock: Clock, ids: IdGenerator, settings: Settings) -> CreateRun:
