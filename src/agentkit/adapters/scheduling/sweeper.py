@@ -5,9 +5,12 @@ import contextlib
 
 import structlog
 
-from agentkit.application.runs.recover_runs import RecoverLapsedRuns
+from agentkit.application.runs.recover_runs import RecoverLapsedRuns, RecoveryPass
 
 logger = structlog.get_logger(__name__)
+
+# The pause before the next pass while lapsed runs wait for a free place here.
+BACKLOG_PAUSE_S = 0.2
 
 
 class LeaseSweeper:
@@ -37,15 +40,17 @@ class LeaseSweeper:
                 await self._task
             self._task = None
 
-    async def sweep_now(self) -> None:
-        """One pass now (start-up: runs handed back by a stopped process resume at once)."""
+    async def sweep_now(self) -> RecoveryPass | None:
+        """One pass now (start-up: runs handed back by a stopped process resume at once); None if it failed."""
         try:
-            await self._recover.execute()
+            return await self._recover.execute()
         except Exception as exc:
             logger.warning("sweep_failed", error=str(exc))
+            return None
 
     async def _sweep(self) -> None:
-        await self.sweep_now()
         while True:
-            await asyncio.sleep(self._interval_s)
-            await self.sweep_now()
+            done = await self.sweep_now()
+            # runs left for want of room are taken as places free up, not a whole interval later
+            backlog = done is not None and done.deferred > 0
+            await asyncio.sleep(min(BACKLOG_PAUSE_S, self._interval_s) if backlog else self._interval_s)
