@@ -85,6 +85,8 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         idempotency_key: The client's Idempotency-Key, scoped to the owner.
         request_fingerprint: A hash of the request that carried the idempotency key.
         attempt: Incremented each time an executor starts it; stale attempts are fenced off.
+        agent: The name of the agent profile it runs with (`default` when none was named).
+        agent_version: A digest of that profile as it was when the run was accepted.
     """
 
     id: RunId
@@ -109,6 +111,8 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
     idempotency_key: str | None = None
     request_fingerprint: str | None = None
     attempt: int = 0
+    agent: str = "default"
+    agent_version: str | None = None
 
     @property
     def is_terminal(self) -> bool:

@@ -69,6 +69,8 @@ def run_to_row(run: Run) -> dict[str, Any]:
         "idempotency_key": run.idempotency_key,
         "request_fingerprint": run.request_fingerprint,
         "attempt": run.attempt,
+        "agent": run.agent,
+        "agent_version": run.agent_version,
     }
 
 
@@ -97,6 +99,8 @@ def row_to_run(row: Mapping[Any, Any]) -> Run:
         idempotency_key=row["idempotency_key"],
         request_fingerprint=row["request_fingerprint"],
         attempt=row["attempt"],
+        agent=row["agent"],
+        agent_version=row["agent_version"],
     )
 
 

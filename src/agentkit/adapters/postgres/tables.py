@@ -60,6 +60,9 @@ runs = Table(
     Column("idempotency_key", Text),
     Column("request_fingerprint", Text),
     Column("attempt", Integer, nullable=False, server_default="0"),
+    # which agent profile, and which version of it (a digest), the run ran with
+    Column("agent", Text, nullable=False, server_default="default"),
+    Column("agent_version", Text),
     Index("ix_runs_session_id", "session_id"),
     Index("ix_runs_owner_created_at", "owner", "created_at"),
     Index(
