@@ -2,6 +2,7 @@
 
 from dishka import AsyncContainer, Provider, make_async_container
 
+from agentkit.entrypoints.wiring.providers.agents import AgentsProvider
 from agentkit.entrypoints.wiring.providers.core import CoreProvider, ObserversProvider
 from agentkit.entrypoints.wiring.providers.health import HealthProvider
 from agentkit.entrypoints.wiring.providers.state import StateProvider
@@ -23,6 +24,7 @@ def make_container(settings: Settings, *overrides: Provider, endpoints: StateEnd
         StateProvider(),
         HealthProvider(),
         ToolsProvider(),
+        AgentsProvider(),
         ObserversProvider(),
         *overrides,
         context={Settings: settings, StateEndpoints: endpoints},

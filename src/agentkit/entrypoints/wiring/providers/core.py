@@ -9,6 +9,7 @@ from agentkit.adapters.llm.factory import build_llm_client
 from agentkit.adapters.scheduling import InlineRunScheduler, LeaseSweeper
 from agentkit.adapters.system import SystemClock, UuidIdGenerator
 from agentkit.application.agent import AgentConfig, AgentLoop
+from agentkit.application.agents.catalog import AgentCatalog
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.id_generator import IdGenerator
 from agentkit.application.ports.llm_client import LLMClient
@@ -96,8 +97,9 @@ class CoreProvider(Provider):
         clock: Clock,
         config: AgentConfig,
         observers: StepObservers,
+        agents: AgentCatalog,
     ) -> AgentLoop:
-        """The agent loop with its observers (the CLI's live output)."""
+        """The agent loop with its observers (the CLI's live output); each run with its agent's model and tools."""
         return AgentLoop(
             llm=llm,
             tools=registry,
@@ -107,6 +109,7 @@ class CoreProvider(Provider):
             clock=clock,
             config=config,
             observers=observers,
+            agents=agents,
         )
 
     @provide(scope=Scope.APP)
@@ -121,8 +124,10 @@ class CoreProvider(Provider):
         return InlineRunScheduler(loop, max_in_flight=runs_in_flight_cap(settings), sweeper=sweeper)
 
     @provide(scope=Scope.REQUEST)
-    def create_run(self, runs: RunRepository, clock: Clock, ids: IdGenerator, settings: Settings) -> CreateRun:
-        """The CreateRun use-case."""
+    def create_run(
+        self, runs: RunRepository, clock: Clock, ids: IdGenerator, settings: Settings, agents: AgentCatalog
+    ) -> CreateRun:
+        """The CreateRun use-case (each run's limits its agent's)."""
         loop = settings.loop
         return CreateRun(
             runs=runs,
@@ -132,6 +137,7 @@ class CoreProvider(Provider):
             max_goal_chars=loop.max_goal_chars,
             pending_lease_s=loop.run_lease_s,
             token_budget=loop.run_token_budget,
+            agents=agents,
         )
 
     @provide(scope=Scope.REQUEST)
