@@ -67,6 +67,11 @@ class AgentSetup:
         self._built: tuple[tuple[int, ...], ToolRegistry] | None = None
 
     @property
+    def sources(self) -> tuple[ToolSource, ...]:
+        """The MCP servers (tool sources) it uses."""
+        return self._sources
+
+    @property
     def output_schema(self) -> dict[str, Any] | None:
         """The schema its answers follow when a run asks for none."""
         return self.profile.output_schema

@@ -66,6 +66,13 @@ def checked_agents(settings: Settings, tools: ToolRegistry) -> CheckedAgents:
     return CheckedAgents(path=path, file=file)
 
 
+def agent_names_of(settings: Settings) -> tuple[str, ...]:
+    """The agents' names (`default` first), from AGENTS_FILE as decoded (checked when the container starts)."""
+    path = settings.agents.agents_file
+    names = [] if path is None else [name for name in read_agents_file(path).agents if name != DEFAULT_AGENT]
+    return (DEFAULT_AGENT, *names)
+
+
 def _target(spec: McpServerSpec) -> McpTarget:
     # secrets are named in the file as ${NAME} and read from the environment only here
     if spec.url is not None:

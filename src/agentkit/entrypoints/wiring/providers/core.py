@@ -19,7 +19,9 @@ from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.application.ports.session_store import SessionStore
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
+from agentkit.application.agents.queries import AgentTools, ListAgents
 from agentkit.application.runs.cancel_run import CancelRun
+from agentkit.application.runs.chat import ChatTurn
 from agentkit.application.runs.create_run import CreateRun
 from agentkit.application.runs.expire_runs import ExpireLapsedRuns
 from agentkit.application.runs.prune import PruneOldRuns
@@ -29,14 +31,16 @@ from agentkit.application.runs.submit_run import SubmitRun
 from agentkit.application.runs.wait_for_run import WaitForRun
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.entrypoints.http.config import ApiConfig
+from agentkit.entrypoints.wiring.providers.agents import agent_names_of
 from agentkit.entrypoints.wiring.settings import Settings, runs_in_flight_cap
 
 StepObservers = NewType("StepObservers", tuple[TraceSink, ...])
 
 
 def api_config_of(settings: Settings) -> ApiConfig:
-    """What the HTTP layer enforces, from the settings."""
+    """What the HTTP layer enforces, from the settings (and the agents' names, from AGENTS_FILE)."""
     return ApiConfig(
+        agent_names=agent_names_of(settings),
         api_keys=settings.http.api_keys,
         auth_failures_per_min=settings.http.auth_failures_per_min,
         max_body_bytes=settings.http.max_body_bytes,
@@ -171,6 +175,9 @@ class CoreProvider(Provider):
         return GetTrace(runs=runs, trace=trace)
 
     run_agent = provide(RunAgent, scope=Scope.REQUEST)
+    chat_turn = provide(ChatTurn, scope=Scope.REQUEST)
+    list_agents = provide(ListAgents, scope=Scope.REQUEST)
+    agent_tools = provide(AgentTools, scope=Scope.REQUEST)
     cancel_run = provide(CancelRun, scope=Scope.REQUEST)
     get_run = provide(GetRun, scope=Scope.REQUEST)
     prune_runs = provide(PruneOldRuns, scope=Scope.REQUEST)
