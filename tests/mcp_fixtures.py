@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from agentkit.adapters.mcp import McpServerConnection
 from agentkit.entrypoints.wiring.providers.agents import McpServers
 from tests.http_fixtures import ApiClient
 
@@ -100,8 +101,9 @@ async def mcp_server_up(api: ApiClient, name: str, timeout_s: float = 60.0) -> N
 async def mcp_connections(api: ApiClient, name: str) -> int:
     """How many times the app connected to MCP server `name` so far."""
     servers = await api.app.state.dishka_container.get(McpServers)
-    count: int = servers.connections[name].connections
-    return count
+    connection = servers.connections[name]
+    assert isinstance(connection, McpServerConnection)
+    return connection.connections
 
 
 async def kill_pid_in(pid_file: Path, timeout_s: float = 60.0) -> int:

@@ -1,5 +1,6 @@
 """ListAgents and AgentTools: what the configured agents are and which tools each may call."""
 
+import asyncio
 from typing import Any
 
 import msgspec
@@ -86,11 +87,20 @@ class AgentTools:
         self._agents = agents
         self._registry = registry
 
-    async def execute(self, name: str | None) -> tuple[ToolSchema, ...]:
-        """The agent's tool schemas, or (for None) every registered tool's."""
+    async def execute(self, name: str | None, *, wait_s: float = 0.0) -> tuple[ToolSchema, ...]:
+        """The agent's tool schemas, or (for None) every registered tool's.
+
+        Args:
+            name: The agent.
+            wait_s: Wait this long at most for its MCP servers to be reached first (a command that
+                just started them wants their tools; an HTTP request does not wait).
+        """
         if name is None:
             return self._registry.schemas()
-        return self._agents.require(name).registry().schemas()
+        setup = self._agents.require(name)
+        if wait_s > 0 and setup.sources:
+            await asyncio.gather(*(source.wait_up(wait_s) for source in setup.sources))
+        return setup.registry().schemas()
 
 
 def sources_of(agents: AgentCatalog) -> list[ToolSource]:

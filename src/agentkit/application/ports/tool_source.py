@@ -28,3 +28,11 @@ class ToolSource(Protocol):
     @abstractmethod
     def tools(self) -> Sequence[Tool[..., Any]]:
         """The tools as last listed (none while the source was never reached)."""
+
+    @abstractmethod
+    async def wait_up(self, timeout_s: float) -> bool:
+        """Wait until the source is reachable (True) or `timeout_s` passed (False)."""
+
+    @abstractmethod
+    async def aclose(self) -> None:
+        """Stop using the source (a server the source started is stopped)."""

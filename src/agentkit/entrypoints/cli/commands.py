@@ -2,7 +2,7 @@
 
 import argparse
 
-from agentkit.entrypoints.cli import admin, agent, serve
+from agentkit.entrypoints.cli import admin, agent, mcp, serve
 
 
 def register_all(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -10,3 +10,4 @@ def register_all(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> 
     agent.register(sub)
     serve.register(sub)
     admin.register(sub)
+    mcp.register(sub)

@@ -39,3 +39,7 @@ class CommandRoot(Protocol):
     @abstractmethod
     async def serve(self, *, overrides: Mapping[str, Any] | None = None) -> None:
         """Serve the HTTP API until the process is told to stop."""
+
+    @abstractmethod
+    async def serve_mcp(self) -> None:
+        """Serve the agents as MCP tools over stdio until the client closes the connection."""

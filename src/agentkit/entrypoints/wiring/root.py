@@ -50,3 +50,10 @@ class EnvironmentRoot(CommandRoot):
     async def serve(self, *, overrides: Mapping[str, Any] | None = None) -> None:
         """Serve the HTTP API until the process is told to stop."""
         await serve_http(self._environ, overrides or {})
+
+    async def serve_mcp(self) -> None:
+        """Serve the agents as MCP tools over stdio (stdout carries the protocol; logs go to stderr)."""
+        from agentkit.entrypoints.mcp import serve_stdio  # noqa: PLC0415 - the MCP SDK is slow to import
+
+        async with self.container(quiet=True) as container:
+            await serve_stdio(container)

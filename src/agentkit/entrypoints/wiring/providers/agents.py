@@ -13,12 +13,12 @@ from dishka import Provider, Scope, provide
 
 from agentkit.adapters.llm.factory import build_llm_client
 from agentkit.adapters.llm.registry import ProviderRegistry
-from agentkit.adapters.mcp import McpServerConnection, McpTarget
 from agentkit.application.agent import AgentConfig
 from agentkit.application.agents.catalog import AgentCatalog, AgentSetup, agent_config
 from agentkit.application.agents.profile import DEFAULT_AGENT, AgentProfile, AgentsFile, McpServerSpec, profile_version
 from agentkit.application.errors import ConfigurationError
 from agentkit.application.ports.llm_client import LLMClient
+from agentkit.application.ports.tool_source import ToolSource
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.entrypoints.wiring.agents_file import ServiceLimits, check_agents, read_agents_file, resolved
 from agentkit.entrypoints.wiring.settings import Settings
@@ -34,7 +34,7 @@ class CheckedAgents(msgspec.Struct, frozen=True, kw_only=True):
 class McpServers(msgspec.Struct, frozen=True, kw_only=True):
     """The running connections to the MCP servers the agents use, by the file's names."""
 
-    connections: dict[str, McpServerConnection]
+    connections: dict[str, ToolSource]
 
 
 class AgentLLMs(msgspec.Struct, frozen=True, kw_only=True):
@@ -73,11 +73,26 @@ def agent_names_of(settings: Settings) -> tuple[str, ...]:
     return (DEFAULT_AGENT, *names)
 
 
-def _target(spec: McpServerSpec) -> McpTarget:
+def _connection(name: str, spec: McpServerSpec, settings: Settings) -> ToolSource:
+    # imported here: the MCP SDK takes seconds to import, and most processes use no MCP server
+    from agentkit.adapters.mcp import McpServerConnection, McpTarget  # noqa: PLC0415
+
     # secrets are named in the file as ${NAME} and read from the environment only here
     if spec.url is not None:
-        return McpTarget(url=spec.url, headers=resolved(spec.headers, os.environ))
-    return McpTarget(command=spec.command, args=spec.args, env=resolved(spec.env, os.environ), cwd=spec.cwd)
+        target = McpTarget(url=spec.url, headers=resolved(spec.headers, os.environ))
+    else:
+        target = McpTarget(command=spec.command, args=spec.args, env=resolved(spec.env, os.environ), cwd=spec.cwd)
+    connection = McpServerConnection(
+        name,
+        target,
+        prefix=spec.tool_prefix(name),
+        only=spec.tools,
+        timeout_s=spec.timeout_s,
+        connect_timeout_s=settings.agents.mcp_connect_timeout_s,
+        ping_interval_s=settings.agents.mcp_ping_interval_s,
+    )
+    connection.start()
+    return connection
 
 
 class AgentsProvider(Provider):
@@ -95,20 +110,8 @@ class AgentsProvider(Provider):
         """A connection to each MCP server an agent uses, started now and closed (its server stopped) on exit."""
         used = {name for profile in agents.file.agents.values() for name in profile.mcp_servers}
         connections = {
-            name: McpServerConnection(
-                name,
-                _target(spec),
-                prefix=spec.tool_prefix(name),
-                only=spec.tools,
-                timeout_s=spec.timeout_s,
-                connect_timeout_s=settings.agents.mcp_connect_timeout_s,
-                ping_interval_s=settings.agents.mcp_ping_interval_s,
-            )
-            for name, spec in agents.file.mcp_servers.items()
-            if name in used
+            name: _connection(name, spec, settings) for name, spec in agents.file.mcp_servers.items() if name in used
         }
-        for connection in connections.values():
-            connection.start()
         try:
             yield McpServers(connections=connections)
         finally:
