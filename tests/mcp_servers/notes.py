@@ -34,7 +34,7 @@ async def hold(text: str) -> str:
     """Wait a long time, then echo the text (tests kill the server meanwhile)."""
     pid_file = os.environ.get("NOTES_PID_FILE")
     if pid_file:
-        Path(pid_file).write_text(str(os.getpid()), encoding="utf-8")
+        Path(pid_file).write_text(str(os.getpid()), encoding="utf-8")  # noqa: ASYNC240 - a few bytes
     await asyncio.sleep(600)
     return text
 

@@ -4,6 +4,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from mcp import Client, StdioServerParameters
 
@@ -15,7 +16,7 @@ tools = ["lookup"]
 """
 
 
-def server_params(tmp_path: Path, script: list[dict[str, object]]) -> StdioServerParameters:
+def server_params(tmp_path: Path, script: list[Any]) -> StdioServerParameters:
     agents = tmp_path / "agents.toml"
     agents.write_text(AGENTS, encoding="utf-8")
     script_file = tmp_path / "script.json"

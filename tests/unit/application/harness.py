@@ -1,5 +1,6 @@
 """A loop wired to in-memory adapters and a scripted LLM, for the loop's tests."""
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -77,7 +78,7 @@ class Harness:
             clock=self.clock,
             config=self.config,
             observers=observers if observers is not None else [self.store] if trace is not None else [],
-            **({"sleep": sleep} if sleep is not None else {}),
+            sleep=sleep if sleep is not None else asyncio.sleep,
             backoff=backoff,
         )
         self.create = CreateRun(

@@ -146,7 +146,9 @@ def _check(path: str) -> None:
     checked_agents(load_settings({"AGENTS_FILE": path}), ToolRegistry())
 
 
-def test_run_agent_and_listings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_agent_and_listings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("AGENTS_FILE", write(tmp_path, GOOD))
     script = tmp_path / "script.json"
     script.write_text(json.dumps([{"tool_calls": [{"name": "lookup", "arguments": {"city": "Paris"}}]}]))

@@ -181,7 +181,9 @@ class McpServerConnection(ToolSource):
         except MCPError as exc:
             if exc.code in _CONNECTION_CODES:
                 self._connection_lost(str(exc))
-                raise ToolError(f"the MCP server {self._name!r} stopped during the call ({exc}); it is being restarted")
+                raise ToolError(
+                    f"the MCP server {self._name!r} stopped during the call ({exc}); it is being restarted"
+                ) from None
             raise ToolError(f"the MCP server {self._name!r} refused the call: {exc}") from None
         except (OSError, EOFError) as exc:
             self._connection_lost(f"{type(exc).__name__}: {exc}")
@@ -214,7 +216,7 @@ class McpServerConnection(ToolSource):
                     await self._watch(client)
             except asyncio.CancelledError:
                 raise
-            except BaseException as exc:  # noqa: BLE001 - anyio groups the transport's failures; none may stop us
+            except BaseException as exc:
                 if not isinstance(exc, Exception):
                     raise
                 self.last_error = _describe(exc)
@@ -250,7 +252,11 @@ class McpServerConnection(ToolSource):
             try:
                 tools.append(
                     mcp_tool(
-                        item, server=self._name, name=self._prefix + item.name, call=self.call, timeout_s=self._timeout_s
+                        item,
+                        server=self._name,
+                        name=self._prefix + item.name,
+                        call=self.call,
+                        timeout_s=self._timeout_s,
                     )
                 )
             except (ToolRegistrationError, TypeError, ValueError) as exc:

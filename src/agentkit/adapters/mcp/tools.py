@@ -1,5 +1,6 @@
 """An MCP server's tools as AgentKit tools: the server's schema shown to the model, calls sent to the server."""
 
+import contextlib
 import keyword
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -49,10 +50,9 @@ def mcp_tool(listed: McpTool, *, server: str, name: str, call: Caller, timeout_s
 
 def _parameters(input_schema: dict[str, Any]) -> dict[str, Any]:
     schema = dict(input_schema) if isinstance(input_schema, dict) else {}
-    try:
+    # a recursive schema stays as the server gave it: providers that accept `$ref` still can
+    with contextlib.suppress(KeyError, ValueError):
         schema = inline_refs(schema)
-    except (KeyError, ValueError):
-        pass  # a recursive schema stays as the server gave it: providers that accept `$ref` still can
     schema.pop("title", None)
     schema.setdefault("type", "object")
     schema.setdefault("properties", {})

@@ -64,7 +64,9 @@ class ListAgents:
                     provider=setup.llm.provider,
                     model=setup.llm.model,
                     tools=tools,
-                    terminal_tools=[tool for tool in tools if (item := registry.get(tool)) is not None and item.terminal],
+                    terminal_tools=[
+                        tool for tool in tools if (item := registry.get(tool)) is not None and item.terminal
+                    ],
                     mcp_servers=list(setup.profile.mcp_servers),
                     output_schema=setup.output_schema,
                     max_steps=setup.max_steps,

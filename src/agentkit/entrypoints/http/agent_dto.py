@@ -1,12 +1,19 @@
 """The wire format of the agents and chat routes."""
 
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 import msgspec
 
 from agentkit.application.agents.queries import AgentInfo
 from agentkit.application.runs.chat import ChatResult
-from agentkit.entrypoints.http.dto import GOAL_PATTERN, AgentNameText, RunLinks, SessionIdText, StatusText, agent_name_type
+from agentkit.entrypoints.http.dto import (
+    GOAL_PATTERN,
+    AgentNameText,
+    RunLinks,
+    SessionIdText,
+    StatusText,
+    agent_name_type,
+)
 
 
 class AgentView(msgspec.Struct, kw_only=True):
@@ -53,13 +60,16 @@ def chat_create_type(max_goal_chars: int, agent_names: tuple[str, ...]) -> type[
             extra_json_schema={"extra": {"pattern": GOAL_PATTERN}},
         ),
     ]
-    made: type[ChatCreate] = msgspec.defstruct(
-        "ChatCreate",
-        [("message", message), ("agent", agent_name_type(agent_names) | None, None)],
-        bases=(ChatCreate,),
-        kw_only=True,
-        forbid_unknown_fields=True,
-        module=__name__,
+    made = cast(
+        type[ChatCreate],
+        msgspec.defstruct(
+            "ChatCreate",
+            [("message", message), ("agent", agent_name_type(agent_names) | None, None)],
+            bases=(ChatCreate,),
+            kw_only=True,
+            forbid_unknown_fields=True,
+            module=__name__,
+        ),
     )
     made.__doc__ = ChatCreate.__doc__
     return made

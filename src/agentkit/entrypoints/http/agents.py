@@ -5,8 +5,8 @@ from typing import Annotated, Any
 from dishka.integrations.litestar import FromDishka, inject
 from litestar import Request, Response, get, post
 from litestar.di import NamedDependency
-from litestar.openapi.datastructures import ResponseSpec
 from litestar.enums import RequestEncodingType
+from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import BodyKwarg, QueryParameter
 
 from agentkit.application.agents.profile import AGENT_NAME_PATTERN
@@ -65,9 +65,8 @@ def chat_route(config: ApiConfig) -> Any:
     """POST /v1/chat for this configuration: the message limit and the agents in its document."""
     body_type = chat_create_type(config.max_goal_chars, config.agent_names)
     # the schema says what the decoder does: unknown fields are refused
-    body = Annotated[  # type: ignore[valid-type]
-        body_type, BodyKwarg(media_type=RequestEncodingType.JSON, schema_extra={"additional_properties": False})
-    ]
+    marker = BodyKwarg(media_type=RequestEncodingType.JSON, schema_extra={"additional_properties": False})
+    body = Annotated[body_type, marker]  # type: ignore[valid-type]
 
     async def check_chat_body(request: Request[Any, Any, Any]) -> None:
         await check_body(request)
@@ -95,7 +94,7 @@ def chat_route(config: ApiConfig) -> Any:
     )
     @inject
     async def chat(
-        data: body,  # type: ignore[valid-type]
+        data: body,
         owner: Owner,
         turn: FromDishka[ChatTurn],
         api: FromDishka[ApiConfig],

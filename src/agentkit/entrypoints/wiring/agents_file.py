@@ -115,15 +115,22 @@ def _agent_mistakes(
     if not valid_agent_name(name):
         lines.append("name: must be a letter, then letters, digits, '_' or '-' (at most 64)")
     known = ", ".join(sorted(tools)) or "none"
-    lines.extend(f"tools: unknown tool {tool!r} (the tools are: {known})" for tool in profile.tools or () if tool not in tools)
-    for server in profile.mcp_servers:
-        if server not in servers:
-            lines.append(f"mcp_servers: unknown MCP server {server!r} (the file names: {', '.join(servers) or 'none'})")
+    lines.extend(
+        f"tools: unknown tool {tool!r} (the tools are: {known})" for tool in profile.tools or () if tool not in tools
+    )
+    named = ", ".join(servers) or "none"
+    lines.extend(
+        f"mcp_servers: unknown MCP server {server!r} (the file names: {named})"
+        for server in profile.mcp_servers
+        if server not in servers
+    )
     own = set(tools if profile.tools is None else profile.tools)
     prefixes = [servers[s].tool_prefix(s) for s in profile.mcp_servers if s in servers]
-    for tool in profile.terminal_tools or ():
-        if tool not in own and not any(tool.startswith(prefix) for prefix in prefixes):
-            lines.append(f"terminal_tools: {tool!r} is not one of the agent's tools")
+    lines.extend(
+        f"terminal_tools: {tool!r} is not one of the agent's tools"
+        for tool in profile.terminal_tools or ()
+        if tool not in own and not any(tool.startswith(prefix) for prefix in prefixes)
+    )
     if profile.provider is not None and profile.provider.strip().lower() not in providers:
         lines.append(f"provider: unknown provider {profile.provider!r} (installed: {', '.join(sorted(providers))})")
     if profile.output_schema is not None:
@@ -146,7 +153,8 @@ def _limit_mistakes(profile: AgentProfile, limits: ServiceLimits) -> list[str]:
         )
     if own.run_timeout_s is not None and own.run_timeout_s > limits.run_timeout_s:
         lines.append(
-            f"limits.run_timeout_s: {own.run_timeout_s:g} is above the service's RUN_TIMEOUT_S ({limits.run_timeout_s:g})"
+            f"limits.run_timeout_s: {own.run_timeout_s:g} is above the service's RUN_TIMEOUT_S "
+            f"({limits.run_timeout_s:g})"
         )
     return lines
 

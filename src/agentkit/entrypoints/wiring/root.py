@@ -53,7 +53,7 @@ class EnvironmentRoot(CommandRoot):
 
     async def serve_mcp(self) -> None:
         """Serve the agents as MCP tools over stdio (stdout carries the protocol; logs go to stderr)."""
-        from agentkit.entrypoints.mcp import serve_stdio  # noqa: PLC0415 - the MCP SDK is slow to import
+        from agentkit.entrypoints.mcp import serve_stdio
 
         async with self.container(quiet=True) as container:
             await serve_stdio(container)

@@ -59,7 +59,9 @@ def checked_agents(settings: Settings, tools: ToolRegistry) -> CheckedAgents:
         path,
         tools=tools.names(),
         providers=ProviderRegistry.from_entry_points().names(),
-        limits=ServiceLimits(max_steps=loop.max_steps, token_budget=loop.run_token_budget, run_timeout_s=loop.run_timeout_s),
+        limits=ServiceLimits(
+            max_steps=loop.max_steps, token_budget=loop.run_token_budget, run_timeout_s=loop.run_timeout_s
+        ),
     )
     if mistakes:
         raise ConfigurationError("\n".join(mistakes))
@@ -75,7 +77,7 @@ def agent_names_of(settings: Settings) -> tuple[str, ...]:
 
 def _connection(name: str, spec: McpServerSpec, settings: Settings) -> ToolSource:
     # imported here: the MCP SDK takes seconds to import, and most processes use no MCP server
-    from agentkit.adapters.mcp import McpServerConnection, McpTarget  # noqa: PLC0415
+    from agentkit.adapters.mcp import McpServerConnection, McpTarget
 
     # secrets are named in the file as ${NAME} and read from the environment only here
     if spec.url is not None:

@@ -10,6 +10,7 @@ from agentkit.adapters.scheduling import InlineRunScheduler, LeaseSweeper
 from agentkit.adapters.system import SystemClock, UuidIdGenerator
 from agentkit.application.agent import AgentConfig, AgentLoop
 from agentkit.application.agents.catalog import AgentCatalog
+from agentkit.application.agents.queries import AgentTools, ListAgents
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.id_generator import IdGenerator
 from agentkit.application.ports.llm_client import LLMClient
@@ -19,7 +20,6 @@ from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.application.ports.session_store import SessionStore
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
-from agentkit.application.agents.queries import AgentTools, ListAgents
 from agentkit.application.runs.cancel_run import CancelRun
 from agentkit.application.runs.chat import ChatTurn
 from agentkit.application.runs.create_run import CreateRun
