@@ -31,11 +31,12 @@ def mcp_tool(listed: McpTool, *, server: str, name: str, call: Caller, timeout_s
         timeout_s: The call's time limit (None: the registry's default).
     """
     schema = _parameters(listed.input_schema)
-    signature = _signature(name, schema)
+    signature, wire_names = _signature(name, schema)
     remote = listed.name
 
     async def call_server(**arguments: Any) -> Any:
-        given = {key: value for key, value in arguments.items() if value is not msgspec.UNSET}
+        # the server's own property names, also those that are not Python identifiers
+        given = {wire_names.get(key, key): value for key, value in arguments.items() if value is not msgspec.UNSET}
         result = await call(remote, given, timeout_s)
         return _result(result, server=server, tool=remote)
 
@@ -59,8 +60,9 @@ def _parameters(input_schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def _signature(name: str, schema: dict[str, Any]) -> Signature:
-    """An argument Struct with one field per property: required ones must be there, the rest may not be.
+def _signature(name: str, schema: dict[str, Any]) -> tuple[Signature, dict[str, str]]:
+    """An argument Struct with one field per property (required ones must be there), and the wire names
+    of the fields whose property name is not a Python identifier.
 
     Field values are not typed here (`Any`): the JSON schema is the server's, and the server checks it.
     """
@@ -77,13 +79,14 @@ def _signature(name: str, schema: dict[str, Any]) -> Signature:
     args_type = msgspec.defstruct(
         "McpArgs", fields, kw_only=True, forbid_unknown_fields=closed, rename=rename or None, module=__name__
     )
-    return Signature(
+    signature = Signature(
         args_type=args_type,
         param_names=tuple(field[0] for field in fields),
         context_param=None,
         context_type=None,
         parameters=schema,
     )
+    return signature, rename
 
 
 def _result(result: CallToolResult, *, server: str, tool: str) -> Any:
