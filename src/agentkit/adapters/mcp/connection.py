@@ -14,6 +14,7 @@ from typing import Any
 
 import structlog
 from mcp import Client, MCPError, StdioServerParameters
+from mcp.client.caching import CacheMode
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp_types import CallToolResult
@@ -185,16 +186,19 @@ class McpServerConnection(ToolSource):
                     f"the MCP server {self._name!r} stopped during the call ({exc}); it is being restarted"
                 ) from None
             raise ToolError(f"the MCP server {self._name!r} refused the call: {exc}") from None
-        except (OSError, EOFError) as exc:
-            self._connection_lost(f"{type(exc).__name__}: {exc}")
-            raise ToolError(f"the MCP server {self._name!r} could not be reached during the call ({exc})") from None
+        except Exception as exc:
+            # anything else is the transport's (an HTTP error, a broken stream): reconnecting is the cure
+            self._connection_lost(_describe(exc))
+            raise ToolError(
+                f"the MCP server {self._name!r} could not be reached during the call ({_describe(exc)})"
+            ) from None
 
     def _connection_lost(self, reason: str) -> None:
+        logger.info("mcp_connection_lost", server=self._name, error=reason)
         if self._client is not None:
             self.last_error = reason
             self._client = None
             self._up.clear()
-            self.state = McpState.DOWN
             self._lost.set()
 
     async def _supervise(self) -> None:
@@ -223,9 +227,11 @@ class McpServerConnection(ToolSource):
             finally:
                 self._client = None
                 self._up.clear()
+            # said once when it goes down (and on the first failed try), not on every retry after
+            log = logger.warning if self.state is not McpState.DOWN else logger.debug
             if self.state is not McpState.CLOSED:
                 self.state = McpState.DOWN
-            logger.warning("mcp_server_down", server=self._name, error=self.last_error, retry_in_s=delay)
+            log("mcp_server_down", server=self._name, error=self.last_error, retry_in_s=delay)
             await asyncio.sleep(delay)
             delay = min(delay * 2, self._restart_max_delay_s)
 
@@ -238,10 +244,12 @@ class McpServerConnection(ToolSource):
             if self._lost.is_set():
                 return
             try:
+                # the check is a fresh listing (ping is gone from the 2026 protocol), which also
+                # picks up tools the server added or changed
                 async with asyncio.timeout(self._connect_timeout_s):
-                    await client.send_ping()
-            except (MCPError, OSError, TimeoutError) as exc:
-                self.last_error = f"no answer to a ping: {_describe(exc)}"
+                    self._listing(await _list_tools(client, cache_mode="refresh"))
+            except Exception as exc:  # noqa: BLE001 - whatever broke, the answer is to reconnect
+                self.last_error = f"no answer to a check: {_describe(exc)}"
                 return
 
     def _listing(self, listed: Sequence[McpTool]) -> None:
@@ -267,11 +275,11 @@ class McpServerConnection(ToolSource):
         self._tools = tuple(tools)
 
 
-async def _list_tools(client: Client) -> list[McpTool]:
+async def _list_tools(client: Client, cache_mode: CacheMode = "use") -> list[McpTool]:
     listed: list[McpTool] = []
     cursor: str | None = None
     for _ in range(100):  # a server whose cursor never ends cannot hold the connection forever
-        page = await client.list_tools(cursor=cursor)
+        page = await client.list_tools(cursor=cursor, cache_mode=cache_mode)
         listed.extend(page.tools)
         cursor = page.next_cursor
         if cursor is None:
