@@ -248,7 +248,7 @@ class McpServerConnection(ToolSource):
                 # picks up tools the server added or changed
                 async with asyncio.timeout(self._connect_timeout_s):
                     self._listing(await _list_tools(client, cache_mode="refresh"))
-            except Exception as exc:
+            except Exception as exc:  # whatever broke, the answer is to reconnect
                 self.last_error = f"no answer to a check: {_describe(exc)}"
                 return
 
