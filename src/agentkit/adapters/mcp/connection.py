@@ -218,11 +218,7 @@ class McpServerConnection(ToolSource):
                     delay = self._restart_delay_s
                     logger.info("mcp_server_up", server=self._name, tools=len(self._tools), at=self._target.describe())
                     await self._watch(client)
-            except asyncio.CancelledError:
-                raise
-            except BaseException as exc:
-                if not isinstance(exc, Exception):
-                    raise
+            except Exception as exc:  # anyio groups the transport's failures (ExceptionGroup); none may stop us
                 self.last_error = _describe(exc)
             finally:
                 self._client = None
