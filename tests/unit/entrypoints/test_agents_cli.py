@@ -168,3 +168,19 @@ def test_run_agent_and_listings(
     assert [a["name"] for a in agents] == ["default", "support", "math"]
     assert [t["name"] for t in tools] == ["lookup"]
     assert "no agent named 'nobody'; the agents are: default, support, math" in refused
+
+
+def test_serve_does_not_start_on_a_bad_agents_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, '[agents.support]\ntools = ["lookup"]\nlimits = { run_timeout_s = 9999 }\n')
+    monkeypatch.setenv("AGENTS_FILE", path)
+    monkeypatch.setenv("API_KEYS", "a-key-of-twenty-chars-at-least")
+
+    assert main(["serve", "--port", "1"]) == 2
+
+    # the last line (the log's warnings, a demo model here, come before it)
+    assert capsys.readouterr().err.splitlines()[-1:] == [
+        f"agentkit: configuration error: AGENTS_FILE {path}: agent 'support': limits.run_timeout_s: 9999 is above "
+        "the service's RUN_TIMEOUT_S (120)"
+    ]
