@@ -104,6 +104,13 @@ class AgentTools:
             await asyncio.gather(*(source.wait_up(wait_s) for source in setup.sources))
         return setup.registry().schemas()
 
+    async def from_sources(self, *, wait_s: float = 0.0) -> dict[str, tuple[ToolSchema, ...]]:
+        """The tools of every MCP server an agent uses, by server (waiting up to `wait_s` for each)."""
+        sources = sources_of(self._agents)
+        if wait_s > 0 and sources:
+            await asyncio.gather(*(source.wait_up(wait_s) for source in sources))
+        return {source.name: tuple(item.schema for item in source.tools()) for source in sources}
+
 
 def sources_of(agents: AgentCatalog) -> list[ToolSource]:
     """Every tool source some agent uses, once each (for waiting on them before a listing)."""

@@ -2,6 +2,7 @@
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from agentkit.application.runs.queries import GetTrace
 from agentkit.application.runs.run_agent import RunAgent
 from agentkit.domain.ids import OwnerId, SessionId
 from agentkit.domain.run import RunStatus
+from agentkit.domain.tools import ToolSchema
 from agentkit.entrypoints.cli.console import ConsoleStepPrinter, print_outcome
 from agentkit.entrypoints.cli.root import CommandRoot
 
@@ -114,16 +116,26 @@ async def demo_command(args: argparse.Namespace, root: CommandRoot) -> int:
 async def tools_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit tools`: the registered tools (or an agent's) and their schemas."""
     async with root.container() as container, container() as request:
-        schemas = await (await request.get(AgentTools)).execute(args.agent, wait_s=MCP_WAIT_S)
+        agent_tools = await request.get(AgentTools)
+        schemas = await agent_tools.execute(args.agent, wait_s=MCP_WAIT_S)
+        # without --agent: the registered tools, then what each MCP server offers the agents that use it
+        servers = {} if args.agent else await agent_tools.from_sources(wait_s=MCP_WAIT_S)
     if args.json:
         sys.stdout.write(msgspec.json.encode(schemas).decode() + "\n")
         return 0
     if not schemas:
         print("no tools registered (set AGENTKIT_TOOL_MODULES to add your own)")
+    _print_tools(schemas)
+    for server, offered in servers.items():
+        print(f"\nfrom the MCP server {server!r}:" if offered else f"\nthe MCP server {server!r}: not reached yet")
+        _print_tools(offered)
+    return 0
+
+
+def _print_tools(schemas: Sequence[ToolSchema]) -> None:
     for schema in schemas:
         params = ", ".join(schema.parameters.get("properties", {}))
         print(f"{schema.name}({params})\n    {schema.description.splitlines()[0] if schema.description else ''}")
-    return 0
 
 
 async def agents_command(args: argparse.Namespace, root: CommandRoot) -> int:
