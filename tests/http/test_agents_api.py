@@ -71,7 +71,15 @@ def tool_names(request: tuple[list[Any], list[Any]]) -> list[str]:
     return [schema.name for schema in request[1]]
 
 
-async def test_two_agents_and_an_mcp_tool_in_one_session(api_factory: ApiFactory, tmp_path: Path) -> None:
+@pytest.fixture(params=["memory", "real"])
+def both_factory(request: pytest.FixtureRequest) -> ApiFactory:
+    """On in-memory state, and on the test database and Redis (the run's agent columns, migration 0005)."""
+    factory: ApiFactory = request.getfixturevalue(f"{request.param}_api_factory")
+    return factory
+
+
+async def test_two_agents_and_an_mcp_tool_in_one_session(both_factory: ApiFactory, tmp_path: Path) -> None:
+    api_factory = both_factory
     llm = ScriptedLLMClient(
         [
             calls("lookup", city="Paris"),  # support: its terminal tool ends the run
