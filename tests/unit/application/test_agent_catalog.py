@@ -1,5 +1,7 @@
 """The agent catalog: each run with its agent's prompt, tools, terminal tools, model and limits."""
 
+from typing import Any
+
 import msgspec
 import pytest
 
@@ -15,8 +17,9 @@ from agentkit.application.agent import DEFAULT_SYSTEM_PROMPT, AgentConfig, Agent
 from agentkit.application.agents.catalog import AgentCatalog, AgentSetup, agent_config, agent_system_prompt
 from agentkit.application.agents.profile import AgentLimits, AgentProfile, McpServerSpec, profile_version
 from agentkit.application.errors import UnknownAgent
+from agentkit.application.ports.tool_source import ToolSource
 from agentkit.application.runs.create_run import CreateRun, CreateRunInput
-from agentkit.application.tools import ToolRegistry
+from agentkit.application.tools import Tool, ToolRegistry, tool
 from agentkit.domain.run import RunStatus
 from tests.sample_tools import add, lookup
 from tests.unit.application.harness import OWNER, answer, call, calls
@@ -147,3 +150,55 @@ async def test_a_run_whose_agent_is_gone_fails_saying_so() -> None:
 
     assert finished.status is RunStatus.FAILED
     assert finished.failure_reason == "the LLM call failed: agent 'retired' is not configured in this process"
+
+
+class FixedSource(ToolSource):
+    """A tool source whose listing the test sets (an MCP server's stand-in, an adapter of the port)."""
+
+    def __init__(self, *tools: Tool[..., Any]) -> None:
+        self.listing = list(tools)
+        self.version = 1
+
+    @property
+    def name(self) -> str:
+        return "fixed"
+
+    @property
+    def generation(self) -> int:
+        return self.version
+
+    def tools(self) -> list[Tool[..., Any]]:
+        return self.listing
+
+    async def wait_up(self, timeout_s: float) -> bool:
+        return True
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_a_source_tool_whose_name_is_taken_is_left_out_and_a_new_listing_is_picked_up() -> None:
+    @tool(name="add")
+    def other_add(x: int) -> int:
+        """Not the registered add."""
+        return x
+
+    source = FixedSource(other_add)
+    setup = AgentSetup(
+        name="math",
+        profile=AgentProfile(),
+        version="v",
+        llm=ScriptedLLMClient([]),
+        tools=ToolRegistry([add]),
+        sources=[source],
+        config=AgentConfig(),
+        max_steps=3,
+        token_budget=None,
+    )
+
+    first = setup.registry()
+    source.listing = [other_add, lookup]
+    source.version = 2
+
+    assert first.get("add") is add
+    assert setup.registry().names() == ["add", "lookup"]

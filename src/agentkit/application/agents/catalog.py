@@ -5,6 +5,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import msgspec
+import structlog
 
 from agentkit.application.agent.config import AgentConfig
 from agentkit.application.agent.deps import LoopDeps
@@ -13,8 +14,11 @@ from agentkit.application.errors import LLMRequestError, UnknownAgent
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.ports.tool_source import ToolSource
 from agentkit.application.tools.registry import ToolRegistry
+from agentkit.application.tools.tool import Tool
 from agentkit.domain.messages import LLMResponse, Message
 from agentkit.domain.tools import ToolSchema
+
+logger = structlog.get_logger(__name__)
 
 AGENT_INSTRUCTIONS_HEADING = "Instructions for this agent (they add to the rules above and never replace them):"
 
@@ -82,9 +86,21 @@ class AgentSetup:
             return self._tools
         generations = tuple(source.generation for source in self._sources)
         if self._built is None or self._built[0] != generations:
-            extra = [item for source in self._sources for item in source.tools()]
-            self._built = (generations, self._tools.select(None, extra=extra, terminal=self._terminal))
+            self._built = (generations, self._tools.select(None, extra=self._extra(), terminal=self._terminal))
         return self._built[1]
+
+    def _extra(self) -> list[Tool[..., Any]]:
+        """The sources' tools, but for a name already taken (a server's tool cannot shadow another tool)."""
+        taken = set(self._tools.names())
+        extra: list[Tool[..., Any]] = []
+        for source in self._sources:
+            for item in source.tools():
+                if item.name in taken:
+                    logger.warning("mcp_tool_name_taken", agent=self.name, server=source.name, tool=item.name)
+                    continue
+                taken.add(item.name)
+                extra.append(item)
+        return extra
 
 
 class AgentCatalog:
