@@ -184,3 +184,21 @@ def test_serve_does_not_start_on_a_bad_agents_file(
         f"agentkit: configuration error: AGENTS_FILE {path}: agent 'support': limits.run_timeout_s: 9999 is above "
         "the service's RUN_TIMEOUT_S (120)"
     ]
+
+
+def test_an_agent_with_a_provider_of_its_own_runs_on_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"text": "from the script"}]))
+    monkeypatch.setenv("AGENTS_FILE", write(tmp_path, '[agents.scripted]\nprovider = "scripted"\n'))
+    monkeypatch.setenv("LLM_PROVIDER", "demo")
+    monkeypatch.setenv("LLM_SCRIPT", str(script))  # the scripted provider's own setting, still from the environment
+
+    assert main(["agents", "--json"]) == 0
+    agents = {agent["name"]: agent for agent in json.loads(capsys.readouterr().out)}
+    assert main(["run", "anything", "--agent", "scripted", "--json"]) == 0
+    run = json.loads(capsys.readouterr().out)["run"]
+
+    assert (agents["default"]["provider"], agents["scripted"]["provider"]) == ("demo", "scripted")
+    assert (run["agent"], run["answer"]) == ("scripted", "from the script")
