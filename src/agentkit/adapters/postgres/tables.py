@@ -60,6 +60,8 @@ runs = Table(
     Column("idempotency_key", Text),
     Column("request_fingerprint", Text),
     Column("attempt", Integer, nullable=False, server_default="0"),
+    # the call of a non-idempotent tool that may be running (a resumed run must not repeat it)
+    Column("calling", Text),
     # which agent profile, and which version of it (a digest), the run ran with
     Column("agent", Text, nullable=False, server_default="default"),
     Column("agent_version", Text),

@@ -2,12 +2,13 @@
 
 import argparse
 
-from agentkit.entrypoints.cli import admin, agent, mcp, serve
+from agentkit.entrypoints.cli import admin, agent, mcp, serve, worker
 
 
 def register_all(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     """Add every subcommand to the parser."""
     agent.register(sub)
     serve.register(sub)
+    worker.register(sub)
     admin.register(sub)
     mcp.register(sub)

@@ -14,6 +14,7 @@ from agentkit.entrypoints.wiring.providers.core import ObserversProvider
 from agentkit.entrypoints.wiring.serving import serve_http
 from agentkit.entrypoints.wiring.settings import load_settings
 from agentkit.entrypoints.wiring.startup import started_state
+from agentkit.entrypoints.wiring.working import run_worker
 
 
 class EnvironmentRoot(CommandRoot):
@@ -50,6 +51,10 @@ class EnvironmentRoot(CommandRoot):
     async def serve(self, *, overrides: Mapping[str, Any] | None = None) -> None:
         """Serve the HTTP API until the process is told to stop."""
         await serve_http(self._environ, overrides or {})
+
+    async def work(self, *, overrides: Mapping[str, Any] | None = None) -> None:
+        """Execute queued runs until the process is told to stop."""
+        await run_worker(self._environ, overrides or {})
 
     async def serve_mcp(self) -> None:
         """Serve the agents as MCP tools over stdio (stdout carries the protocol; logs go to stderr)."""

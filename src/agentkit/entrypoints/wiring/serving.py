@@ -1,6 +1,5 @@
 """Serving the HTTP API: settings, start-up, the container, the app and uvicorn, in that order."""
 
-import asyncio
 import gc
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -15,7 +14,7 @@ from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.entrypoints.http import ApiConfig, create_app
 from agentkit.entrypoints.wiring.container import make_container
 from agentkit.entrypoints.wiring.logging import configure_logging
-from agentkit.entrypoints.wiring.providers.agents import McpServers
+from agentkit.entrypoints.wiring.providers.agents import mcp_servers_listed
 from agentkit.entrypoints.wiring.providers.core import api_config_of
 from agentkit.entrypoints.wiring.settings import Settings, load_settings
 from agentkit.entrypoints.wiring.startup import started_state
@@ -83,21 +82,6 @@ async def serve_http(environ: Mapping[str, str], overrides: Mapping[str, Any]) -
             await server.serve()  # the app's lifespan closes the container when it stops
         finally:
             gc.unfreeze()
-
-
-async def mcp_servers_listed(container: AsyncContainer, timeout_s: float) -> None:
-    """Give the agents' MCP servers up to `timeout_s` to list their tools, so the first runs see them.
-
-    A server still down then does not stop the start: it is retried in the background, and its
-    tools appear once it answers.
-    """
-    servers = (await container.get(McpServers)).connections
-    if not servers:
-        return
-    up = await asyncio.gather(*(server.wait_up(timeout_s) for server in servers.values()))
-    down = [name for name, ok in zip(servers, up, strict=True) if not ok]
-    if down:
-        logger.warning("mcp_servers_down_at_start", servers=down, detail="their tools appear once they answer")
 
 
 async def build_http_app(container: AsyncContainer) -> Litestar:

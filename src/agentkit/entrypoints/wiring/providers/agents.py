@@ -5,11 +5,13 @@ field) and fails there; only then are the MCP servers started. An MCP server tha
 does not stop the service: it is retried in the background and its tools answer with a tool error.
 """
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Mapping
 
 import msgspec
-from dishka import Provider, Scope, provide
+import structlog
+from dishka import AsyncContainer, Provider, Scope, provide
 
 from agentkit.adapters.llm.factory import build_llm_client
 from agentkit.adapters.llm.registry import ProviderRegistry
@@ -22,6 +24,8 @@ from agentkit.application.ports.tool_source import ToolSource
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.entrypoints.wiring.agents_file import ServiceLimits, check_agents, read_agents_file, resolved
 from agentkit.entrypoints.wiring.settings import Settings
+
+logger = structlog.get_logger(__name__)
 
 
 class CheckedAgents(msgspec.Struct, frozen=True, kw_only=True):
@@ -73,6 +77,21 @@ def agent_names_of(settings: Settings) -> tuple[str, ...]:
     path = settings.agents.agents_file
     names = [] if path is None else [name for name in read_agents_file(path).agents if name != DEFAULT_AGENT]
     return (DEFAULT_AGENT, *names)
+
+
+async def mcp_servers_listed(container: AsyncContainer, timeout_s: float) -> None:
+    """Give the agents' MCP servers up to `timeout_s` to list their tools, so the first runs see them.
+
+    A server still down then does not stop the start: it is retried in the background, and its
+    tools appear once it answers.
+    """
+    servers = (await container.get(McpServers)).connections
+    if not servers:
+        return
+    up = await asyncio.gather(*(server.wait_up(timeout_s) for server in servers.values()))
+    down = [name for name, ok in zip(servers, up, strict=True) if not ok]
+    if down:
+        logger.warning("mcp_servers_down_at_start", servers=down, detail="their tools appear once they answer")
 
 
 def _connection(name: str, spec: McpServerSpec, settings: Settings) -> ToolSource:
