@@ -2,7 +2,7 @@
 
 import structlog
 from saq import Worker
-from saq.types import Context
+from saq.types import Context, PartialTimersDict
 
 from agentkit.adapters.queue.jobs import EXECUTE_RUN, RunJobs
 from agentkit.adapters.queue.scheduler import QueueRunScheduler
@@ -34,6 +34,7 @@ class RunWorker:
         scheduler: The queue scheduler whose sweeper this process runs.
         concurrency: Runs executed at once (WORKER_CONCURRENCY).
         shutdown_grace_s: How long runs in flight may finish after SIGTERM.
+        lease_s: The runs' lease (RUN_LEASE_S); SAQ's own sweep of its job lists runs as often.
     """
 
     def __init__(
@@ -46,6 +47,7 @@ class RunWorker:
         scheduler: QueueRunScheduler,
         concurrency: int,
         shutdown_grace_s: float,
+        lease_s: float,
     ) -> None:
         self._loop = loop
         self._runs = runs
@@ -62,6 +64,9 @@ class RunWorker:
             shutdown_grace_period_s=max(1, round(shutdown_grace_s)),
             # a handed-back run stores its trace and lease within this (shielded; see hand_back)
             cancellation_hard_deadline_s=3 * LAST_SAVE_S + 1,
+            # SAQ's sweep frees the job of a worker killed between taking it and marking it active
+            # (it blocks the run's job key until then): as often as a lease, not SAQ's minute
+            timers=PartialTimersDict(schedule=1, worker_info=10, abort=1, sweep=max(1, round(lease_s))),
             startup=[self._startup],
             shutdown=[self._shutdown],
         )

@@ -68,6 +68,7 @@ class RunExecution:
         """Execute the run to its end and store that; return the run as stored."""
         # every log line of the run, adapters' included, carries its run_id
         log_context = structlog.contextvars.bind_contextvars(run_id=self.run.id)
+        attempt_before = self.run.attempt
         leases = self.deps.leases
         # held from the start: the lease stays renewed while a write is retried through an outage
         leases.hold(self.run.id)
@@ -85,7 +86,10 @@ class RunExecution:
                 await last_save(self.deps, self.recorder, self.run, final)  # stopping while the store is down
                 raise
         except StaleAttempt:
-            logger.warning("run_lost_lease")
+            if self.run.status is RunStatus.RUNNING and self.run.attempt > attempt_before:
+                logger.warning("run_lost_lease")
+            else:  # not claimed: another executor took it first, or it ended (a duplicate job, say)
+                logger.info("run_not_claimed", attempt=attempt_before)
             raise
         finally:
             leases.release(self.run.id)

@@ -59,6 +59,7 @@ class QueueProvider(Provider):
             scheduler=scheduler,
             concurrency=settings.loop.worker_concurrency,
             shutdown_grace_s=settings.loop.shutdown_grace_s,
+            lease_s=settings.loop.run_lease_s,
         )
 
 
