@@ -147,6 +147,8 @@ class AgentCatalog:
         if setup is None:
             return _with(base, llm=_MissingAgent(name), tools=ToolRegistry(), config=base.config)
         tools = setup.registry()
+        if setup.llm is base.llm and tools is base.tools and setup.config is base.config:
+            return base  # the service's own agent (`default` without a file): the loop exactly as it is
         key = (name, id(base))
         cached = self._deps.get(key)
         if cached is None or cached[0] is not tools:
