@@ -87,8 +87,15 @@ async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) 
         "/v1/runs/{run_id}/trace",
         "/v1/runs/{run_id}/cancel",
         "/v1/tools",
+        "/v1/agents",
+        "/v1/chat",
         "/health",
     }
+    chat = document["paths"]["/v1/chat"]["post"]
+    assert set(chat["responses"]) == {"200", "202", "400", "401", "413", "415", "422", "429", "503"}
+    assert "unknown_agent" in chat["responses"]["422"]["description"]
+    assert document["components"]["schemas"]["ChatCreate"]["additionalProperties"] is False
+    assert "422" in document["paths"]["/v1/tools"]["get"]["responses"]
     create = document["paths"]["/v1/runs"]["post"]
     assert {p["name"] for p in create["parameters"]} == {"Idempotency-Key", "Prefer"}
     assert "RunCreate" in str(create["requestBody"])

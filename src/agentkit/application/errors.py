@@ -2,6 +2,7 @@
 
 ApplicationError
  ├── RunNotFound            no such run for this owner
+ ├── UnknownAgent           no agent of that name is configured
  ├── RunConflict            the run cannot do that in its state (cancel a finished run)
  ├── IdempotencyConflict    the same Idempotency-Key is still being processed
  ├── IdempotencyMismatch    the same Idempotency-Key came with another request body
@@ -31,6 +32,12 @@ class RunNotFound(ApplicationError):
     """No run with this id belongs to this owner."""
 
     code = "run_not_found"
+
+
+class UnknownAgent(ApplicationError):
+    """No agent of this name is configured (the message lists those that are)."""
+
+    code = "unknown_agent"
 
 
 class RunConflict(ApplicationError):

@@ -94,6 +94,9 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             fenced off.
         calling: The tool call, of a tool that is not idempotent, that may be running: recorded
             before the call starts, so a resumed run never repeats its side effect.
+        attempt: Incremented each time an executor starts it; stale attempts are fenced off.
+        agent: The name of the agent profile it runs with (`default` when none was named).
+        agent_version: A digest of that profile as it was when the run was accepted.
     """
 
     id: RunId
@@ -119,6 +122,8 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
     request_fingerprint: str | None = None
     attempt: int = 0
     calling: ToolCallId | None = None
+    agent: str = "default"
+    agent_version: str | None = None
 
     @property
     def is_terminal(self) -> bool:

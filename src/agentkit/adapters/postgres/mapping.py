@@ -72,6 +72,8 @@ def run_to_row(run: Run) -> dict[str, Any]:
         "request_fingerprint": run.request_fingerprint,
         "attempt": run.attempt,
         "calling": run.calling,
+        "agent": run.agent,
+        "agent_version": run.agent_version,
     }
 
 
@@ -101,6 +103,8 @@ def row_to_run(row: Mapping[Any, Any]) -> Run:
         request_fingerprint=row["request_fingerprint"],
         attempt=row["attempt"],
         calling=row["calling"],
+        agent=row["agent"],
+        agent_version=row["agent_version"],
     )
 
 

@@ -62,6 +62,9 @@ runs = Table(
     Column("attempt", Integer, nullable=False, server_default="0"),
     # the call of a non-idempotent tool that may be running (a resumed run must not repeat it)
     Column("calling", Text),
+    # which agent profile, and which version of it (a digest), the run ran with
+    Column("agent", Text, nullable=False, server_default="default"),
+    Column("agent_version", Text),
     Index("ix_runs_session_id", "session_id"),
     Index("ix_runs_owner_created_at", "owner", "created_at"),
     Index(

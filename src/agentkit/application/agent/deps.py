@@ -1,8 +1,9 @@
 """LoopDeps: what every execution of an AgentLoop shares, as one plain bundle."""
 
 import asyncio
+from abc import abstractmethod
 from collections.abc import Sequence
-from typing import cast
+from typing import Protocol, cast
 
 from agentkit.application.agent.config import AgentConfig
 from agentkit.application.agent.lease import LeaseKeeper
@@ -81,3 +82,11 @@ class LoopDeps:
         self.backoff = backoff or Backoff()
         # `sleep` paces the store retries only; leases keep real time (a lease is a promise to other processes)
         self.leases = LeaseKeeper(runs=runs, clock=clock, lease_s=config.lease_s)
+
+
+class AgentChooser(Protocol):
+    """Picks the dependencies of a run by its agent's name (the agent catalog)."""
+
+    @abstractmethod
+    def deps_for(self, base: LoopDeps, name: str) -> LoopDeps:
+        """`base` with the model, tools and configuration of agent `name`."""

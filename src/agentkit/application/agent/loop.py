@@ -5,7 +5,7 @@ from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from agentkit.application.agent.config import AgentConfig
-from agentkit.application.agent.deps import LoopDeps
+from agentkit.application.agent.deps import AgentChooser, LoopDeps
 from agentkit.application.agent.execution import RunExecution
 from agentkit.application.backoff import Backoff, Sleep
 from agentkit.application.ports.clock import Clock
@@ -64,7 +64,10 @@ class AgentLoop:
         observers: Sequence[TraceSink] = (),
         sleep: Sleep = asyncio.sleep,
         backoff: Backoff | None = None,
+        agents: AgentChooser | None = None,
     ) -> None:
+        # each run executes with its own agent's model, tools and config (see AgentCatalog.deps_for)
+        self._agents = agents
         self.deps = LoopDeps(
             reader=reader,
             llm=llm,
@@ -88,4 +91,5 @@ class AgentLoop:
 
         A plain function returning the coroutine: one frame less for every run in flight.
         """
-        return RunExecution(self.deps, run).go()
+        deps = self.deps if self._agents is None else self._agents.deps_for(self.deps, run.agent)
+        return RunExecution(deps, run).go()

@@ -6,7 +6,9 @@ from typing import Any, Final
 
 import msgspec
 
-from agentkit.application.errors import IdempotencyMismatch
+from agentkit.application.agents.catalog import AgentCatalog
+from agentkit.application.agents.profile import DEFAULT_AGENT
+from agentkit.application.errors import IdempotencyMismatch, UnknownAgent
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.id_generator import IdGenerator
 from agentkit.application.ports.run_repository import RunRepository
@@ -32,6 +34,7 @@ class CreateRunInput(msgspec.Struct, frozen=True, kw_only=True):
         token_budget: A token budget for this run (never above RUN_TOKEN_BUDGET, when that is set).
         idempotency_key: The client's key for safe retries, if any.
         request_fingerprint: A hash of the request body that came with the key.
+        agent: The agent to run (None: `default`).
     """
 
     owner: OwnerId
@@ -42,6 +45,7 @@ class CreateRunInput(msgspec.Struct, frozen=True, kw_only=True):
     token_budget: int | None = None
     idempotency_key: str | None = None
     request_fingerprint: str | None = None
+    agent: str | None = None
 
 
 class ValidRunRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -51,6 +55,9 @@ class ValidRunRequest(msgspec.Struct, frozen=True, kw_only=True):
     goal: str
     max_steps: int
     token_budget: int | None
+    agent: str = DEFAULT_AGENT
+    agent_version: str | None = None
+    output_schema: dict[str, Any] | None = None
 
 
 class CreateRunResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -73,6 +80,8 @@ class CreateRun:
     - An output schema must build the `final_result` tool the run will use (see `output_schema`).
     - With an idempotency key: the same key and the same request return the first run (a replay);
       the same key with another request is refused.
+    - The agent must be configured (UnknownAgent otherwise); its limits stand in for the service's
+      and its output schema for a request that gives none. The run records the agent and its version.
 
     `execute` does it all; `validate`, `replay_of` and `store` are its three steps, in that order,
     for a caller that has something to do between them (SubmitRun counts the request only once it
@@ -89,7 +98,9 @@ class CreateRun:
         max_goal_chars: int,
         pending_lease_s: float | None = None,
         token_budget: int | None = None,
+        agents: AgentCatalog | None = None,
     ) -> None:
+        self._agents = agents
         self._runs = runs
         self._clock = clock
         self._ids = ids
@@ -112,7 +123,11 @@ class CreateRun:
 
         Raises:
             InvalidGoal: the goal, `max_steps`, `token_budget` or the output schema is not acceptable.
+            UnknownAgent: no agent has the name asked for.
         """
+        agent = None if self._agents is None else self._agents.require(inp.agent)
+        if agent is None and inp.agent not in (None, DEFAULT_AGENT):
+            raise UnknownAgent(f"no agent named {inp.agent!r}; the agents are: {DEFAULT_AGENT}")
         goal = validate_goal(inp.goal, max_chars=self._max_goal_chars)
         _refuse_non_text("session_id", inp.session_id)
         _refuse_non_text("idempotency_key", inp.idempotency_key)
@@ -126,11 +141,17 @@ class CreateRun:
                 final_result_tool(inp.output_schema)
             except ValueError as exc:
                 raise InvalidGoal(str(exc)) from None
+        max_steps = self._max_steps if agent is None else min(agent.max_steps, self._max_steps)
+        token_budget = self._token_budget if agent is None else _lower(agent.token_budget, self._token_budget)
         return ValidRunRequest(
             request=inp,
             goal=goal,
-            max_steps=min(inp.max_steps or self._max_steps, self._max_steps),
-            token_budget=_lower(inp.token_budget, self._token_budget),
+            max_steps=min(inp.max_steps or max_steps, max_steps),
+            token_budget=_lower(inp.token_budget, token_budget),
+            agent=DEFAULT_AGENT if agent is None else agent.name,
+            agent_version=None if agent is None else agent.version,
+            # the agent's schema was checked when the agents file was loaded
+            output_schema=inp.output_schema if inp.output_schema is not None or agent is None else agent.output_schema,
         )
 
     async def replay_of(self, inp: CreateRunInput) -> Run | None:
@@ -159,13 +180,15 @@ class CreateRun:
             owner=inp.owner,
             goal=valid.goal,
             session_id=inp.session_id,
-            output_schema=inp.output_schema,
+            output_schema=valid.output_schema,
             max_steps=valid.max_steps,
             token_budget=valid.token_budget,
             created_at=now,
             expires_at=None if self._pending_lease is None else now + self._pending_lease,
             idempotency_key=inp.idempotency_key,
             request_fingerprint=inp.request_fingerprint,
+            agent=valid.agent,
+            agent_version=valid.agent_version,
         )
         await self._runs.add(run)
         return run

@@ -1,8 +1,9 @@
 """The tool registry: which tools a run may call, and `execute()`, which never raises."""
 
 import asyncio
+import copy
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -86,6 +87,40 @@ class ToolRegistry:
         for item in extra:
             copy.register(item)
         return copy
+
+    def select(
+        self,
+        names: Iterable[str] | None,
+        *,
+        extra: Iterable[AnyTool] = (),
+        terminal: Collection[str] | None = None,
+    ) -> "ToolRegistry":
+        """A registry of some of these tools (an agent's), with the same limits and context factories.
+
+        Args:
+            names: The tools to keep, by name, in this order (None: all of them).
+            extra: Tools to add (an MCP server's).
+            terminal: The tools whose successful call ends the run; None keeps each tool's own flag.
+                Whether a tool ends the loop is the agent's choice, so the tools are copied, not changed.
+
+        Raises:
+            ToolRegistrationError: a name is not registered here, or an extra tool's name is taken.
+        """
+        kept: list[AnyTool] = []
+        for name in self.names() if names is None else names:
+            item = self._tools.get(name)
+            if item is None:
+                raise ToolRegistrationError(f"unknown tool {name!r}")
+            kept.append(item)
+        chosen = [*kept, *extra]
+        if terminal is not None:
+            chosen = [_with_terminal(item, item.name in terminal) for item in chosen]
+        return ToolRegistry(
+            chosen,
+            default_timeout_s=self._default_timeout_s,
+            output_max_chars=self._output_max_chars,
+            context_factories=self._factories,
+        )
 
     def get(self, name: str) -> AnyTool | None:
         """The tool with this name, or None."""
@@ -176,6 +211,14 @@ def render(value: Any) -> str:
     if isinstance(value, bytes):
         return value.decode("utf-8")
     return msgspec.json.encode(value).decode()
+
+
+def _with_terminal(item: AnyTool, terminal: bool) -> AnyTool:
+    if item.terminal == terminal:
+        return item
+    changed = copy.copy(item)
+    changed.terminal = terminal
+    return changed
 
 
 def _same_context(context: ToolContext) -> ToolContext:

@@ -1,29 +1,35 @@
-"""`agentkit run`, `agentkit demo` and `agentkit tools`: the agent in the terminal."""
+"""`agentkit run`, `agentkit demo`, `agentkit tools` and `agentkit agents`: the agents in the terminal."""
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from agentkit.application.agents.queries import AgentTools, ListAgents
 from agentkit.application.errors import ConfigurationError
 from agentkit.application.runs.create_run import CreateRunInput
 from agentkit.application.runs.queries import GetTrace
 from agentkit.application.runs.run_agent import RunAgent
-from agentkit.application.tools.registry import ToolRegistry
 from agentkit.domain.ids import OwnerId, SessionId
 from agentkit.domain.run import RunStatus
+from agentkit.domain.tools import ToolSchema
 from agentkit.entrypoints.cli.console import ConsoleStepPrinter, print_outcome
 from agentkit.entrypoints.cli.root import CommandRoot
 
 LOCAL_OWNER = OwnerId("local")
+# How long a command waits for an agent's MCP servers to list their tools (a server still down by
+# then is retried in the background; its tools are missing from this listing).
+MCP_WAIT_S = 10.0
 
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    """Add `run`, `demo` and `tools` to the parser."""
+    """Add `run`, `demo`, `tools` and `agents` to the parser."""
     run = sub.add_parser("run", help="run the agent on a goal, showing each step as it happens")
     run.add_argument("goal", help="what the agent should do")
+    run.add_argument("--agent", help="the agent to run (`agentkit agents` lists them; default: `default`)")
     run.add_argument("--json", action="store_true", help="print the whole run and its trace as JSON")
     run.add_argument("--script", help="a JSON file of scripted LLM responses (selects the scripted provider)")
     run.add_argument("--provider", help="LLM provider (overrides LLM_PROVIDER)")
@@ -37,9 +43,14 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     demo = sub.add_parser("demo", help="a demo run with the built-in tools and the demo model (no provider key needed)")
     demo.set_defaults(handler=demo_command)
 
-    tools = sub.add_parser("tools", help="list the registered tools and their schemas")
+    tools = sub.add_parser("tools", help="list the registered tools (or an agent's) and their schemas")
     tools.add_argument("--json", action="store_true", help="print the schemas as JSON")
+    tools.add_argument("--agent", help="this agent's tools, its MCP servers' included")
     tools.set_defaults(handler=tools_command)
+
+    agents = sub.add_parser("agents", help="list the configured agents (AGENTS_FILE)")
+    agents.add_argument("--json", action="store_true", help="print them as JSON")
+    agents.set_defaults(handler=agents_command)
 
 
 def provider_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -64,6 +75,9 @@ async def run_command(args: argparse.Namespace, root: CommandRoot) -> int:
         root.container(overrides=overrides, observers=[live], quiet=True) as container,
         container() as request,
     ):
+        if args.agent:
+            # its MCP servers were just started: let them list their tools before the first turn
+            await (await request.get(AgentTools)).execute(args.agent, wait_s=MCP_WAIT_S)
         run_agent = await request.get(RunAgent)
         run = await run_agent.execute(
             CreateRunInput(
@@ -73,6 +87,7 @@ async def run_command(args: argparse.Namespace, root: CommandRoot) -> int:
                 max_steps=args.max_steps,
                 token_budget=args.token_budget,
                 output_schema=output_schema,
+                agent=args.agent,
             )
         )
         if args.json:
@@ -94,21 +109,47 @@ async def demo_command(args: argparse.Namespace, root: CommandRoot) -> int:
     args.max_steps = None
     args.token_budget = None
     args.output_schema = None
+    args.agent = None
     return await run_command(args, root)
 
 
 async def tools_command(args: argparse.Namespace, root: CommandRoot) -> int:
-    """`agentkit tools`: the registered tools and their schemas."""
-    async with root.container() as container:
-        schemas = (await container.get(ToolRegistry)).schemas()
+    """`agentkit tools`: the registered tools (or an agent's) and their schemas."""
+    async with root.container() as container, container() as request:
+        agent_tools = await request.get(AgentTools)
+        schemas = await agent_tools.execute(args.agent, wait_s=MCP_WAIT_S)
+        # without --agent: the registered tools, then what each MCP server offers the agents that use it
+        servers = {} if args.agent else await agent_tools.from_sources(wait_s=MCP_WAIT_S)
     if args.json:
         sys.stdout.write(msgspec.json.encode(schemas).decode() + "\n")
         return 0
     if not schemas:
         print("no tools registered (set AGENTKIT_TOOL_MODULES to add your own)")
+    _print_tools(schemas)
+    for server, offered in servers.items():
+        print(f"\nfrom the MCP server {server!r}:" if offered else f"\nthe MCP server {server!r}: not reached yet")
+        _print_tools(offered)
+    return 0
+
+
+def _print_tools(schemas: Sequence[ToolSchema]) -> None:
     for schema in schemas:
         params = ", ".join(schema.parameters.get("properties", {}))
         print(f"{schema.name}({params})\n    {schema.description.splitlines()[0] if schema.description else ''}")
+
+
+async def agents_command(args: argparse.Namespace, root: CommandRoot) -> int:
+    """`agentkit agents`: the configured agents, their models, tools and limits."""
+    async with root.container() as container, container() as request:
+        agents = await (await request.get(ListAgents)).execute()
+    if args.json:
+        sys.stdout.write(msgspec.json.encode(agents).decode() + "\n")
+        return 0
+    for agent in agents:
+        model = f"{agent.provider}/{agent.model}" if agent.model else agent.provider
+        terminal = f"  ends with: {', '.join(agent.terminal_tools)}" if agent.terminal_tools else ""
+        print(f"{agent.name}  ({model}, version {agent.version})  {agent.description}".rstrip())
+        print(f"    tools: {', '.join(agent.tools) or 'none'}{terminal}")
     return 0
 
 

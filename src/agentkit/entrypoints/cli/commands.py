@@ -2,7 +2,7 @@
 
 import argparse
 
-from agentkit.entrypoints.cli import admin, agent, serve, worker
+from agentkit.entrypoints.cli import admin, agent, mcp, serve, worker
 
 
 def register_all(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -11,3 +11,4 @@ def register_all(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> 
     serve.register(sub)
     worker.register(sub)
     admin.register(sub)
+    mcp.register(sub)

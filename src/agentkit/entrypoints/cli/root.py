@@ -43,3 +43,6 @@ class CommandRoot(Protocol):
     @abstractmethod
     async def work(self, *, overrides: Mapping[str, Any] | None = None) -> None:
         """Execute queued runs until the process is told to stop."""
+
+    async def serve_mcp(self) -> None:
+        """Serve the agents as MCP tools over stdio until the client closes the connection."""

@@ -14,11 +14,12 @@ from litestar.openapi.spec import Components, SecurityScheme
 from agentkit._version import __version__
 from agentkit.application.ports.run_admission import RunAdmission
 from agentkit.application.ports.run_scheduler import RunScheduler
+from agentkit.entrypoints.http.agents import chat_route, list_agents, tools_route
 from agentkit.entrypoints.http.auth import API_KEY_HEADER, ApiKeys, authenticate, require_api_key
 from agentkit.entrypoints.http.auth_throttle import FailedKeyThrottle
 from agentkit.entrypoints.http.config import ApiConfig
 from agentkit.entrypoints.http.docs import docs_assets, docs_ui
-from agentkit.entrypoints.http.meta import health, list_tools
+from agentkit.entrypoints.http.meta import health
 from agentkit.entrypoints.http.middleware import request_context
 from agentkit.entrypoints.http.problems import EXCEPTION_HANDLERS
 from agentkit.entrypoints.http.runs import runs_controller
@@ -47,7 +48,7 @@ def create_app(container: AsyncContainer, config: ApiConfig) -> Litestar:
 
     v1 = Router(
         path="/v1",
-        route_handlers=[runs_controller(config), list_tools],
+        route_handlers=[runs_controller(config), tools_route(config), list_agents, chat_route(config)],
         dependencies={"owner": Provide(authenticate)},
         guards=[require_api_key],
         security=[{"ApiKey": []}],

@@ -5,6 +5,7 @@ from typing import Annotated, Any, Final, Literal, cast
 
 import msgspec
 
+from agentkit.application.agents.profile import AGENT_NAME_PATTERN
 from agentkit.application.runs.create_run import MAX_TOKEN_BUDGET
 from agentkit.domain.run import Run
 from agentkit.domain.steps import LLMStep, Step
@@ -42,6 +43,17 @@ SessionIdText = Annotated[
 ]
 
 
+AgentNameText = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=64,
+        pattern=AGENT_NAME_PATTERN,
+        description="The agent to run (GET /v1/agents lists them); `default` when left out.",
+    ),
+]
+
+
 # The run statuses as the wire spells them (a test holds them to the domain's RunStatus).
 StatusText = Literal[
     "pending", "running", "succeeded", "failed", "refused", "max_steps_exceeded", "timed_out", "cancelled", "expired"
@@ -69,9 +81,25 @@ class RunCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         ]
         | None
     ) = None
+    agent: AgentNameText | None = None
 
 
-def run_create_type(max_goal_chars: int) -> type[RunCreate]:
+def agent_name_type(agent_names: tuple[str, ...]) -> Any:
+    """An agent name whose document lists the configured agents (the use-case refuses others, 422 `unknown_agent`)."""
+    return Annotated[
+        str,
+        msgspec.Meta(
+            min_length=1,
+            max_length=64,
+            pattern=AGENT_NAME_PATTERN,
+            description="The agent to run (GET /v1/agents lists them); `default` when left out.",
+            # null is in the enum too: the field may be null (the `default` agent)
+            extra_json_schema={"extra": {"enum": [*agent_names, None]}},
+        ),
+    ]
+
+
+def run_create_type(max_goal_chars: int, agent_names: tuple[str, ...] = ("default",)) -> type[RunCreate]:
     """RunCreate with the goal limit the server enforces, so the document and the decoder say the same."""
     goal = Annotated[
         str,
@@ -85,7 +113,12 @@ def run_create_type(max_goal_chars: int) -> type[RunCreate]:
     made = cast(
         type[RunCreate],
         msgspec.defstruct(
-            "RunCreate", [("goal", goal)], bases=(RunCreate,), kw_only=True, forbid_unknown_fields=True, module=__name__
+            "RunCreate",
+            [("goal", goal), ("agent", agent_name_type(agent_names) | None, None)],
+            bases=(RunCreate,),
+            kw_only=True,
+            forbid_unknown_fields=True,
+            module=__name__,
         ),
     )
     made.__doc__ = RunCreate.__doc__
@@ -125,6 +158,8 @@ class RunView(msgspec.Struct, kw_only=True):
     started_at: datetime | None
     finished_at: datetime | None
     links: RunLinks
+    agent: str
+    agent_version: str | None
 
 
 class ToolCallView(msgspec.Struct, kw_only=True):
@@ -165,11 +200,13 @@ class StepView(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 class TraceView(msgspec.Struct, kw_only=True):
-    """A run's steps in order."""
+    """A run's steps in order, and the agent (and its profile's version) it ran with."""
 
     run_id: str
     status: StatusText
     steps: list[StepView]
+    agent: str
+    agent_version: str | None
 
 
 class ToolView(msgspec.Struct, kw_only=True):
@@ -206,6 +243,8 @@ def run_view(run: Run, base: str = "/v1/runs") -> RunView:
         started_at=run.started_at,
         finished_at=run.finished_at,
         links=RunLinks(self=url, trace=f"{url}/trace", cancel=f"{url}/cancel"),
+        agent=run.agent,
+        agent_version=run.agent_version,
     )
 
 

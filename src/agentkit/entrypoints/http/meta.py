@@ -1,20 +1,11 @@
-"""/v1/tools and /health."""
+"""/health."""
 
 from dishka.integrations.litestar import FromDishka, inject
 from litestar import Response, get
 from litestar.openapi.datastructures import ResponseSpec
 
 from agentkit.application.health import CheckHealth
-from agentkit.application.tools.registry import ToolRegistry
-from agentkit.entrypoints.http.dto import HealthView, ToolView, tool_view
-from agentkit.entrypoints.http.problems import problem_responses
-
-
-@get("/tools", tags=["tools"], summary="List the registered tools", responses=problem_responses(401))
-@inject
-async def list_tools(registry: FromDishka[ToolRegistry]) -> list[ToolView]:
-    """The tools every run may call, with the JSON schemas models see."""
-    return [tool_view(schema) for schema in registry.schemas()]
+from agentkit.entrypoints.http.dto import HealthView
 
 
 @get(

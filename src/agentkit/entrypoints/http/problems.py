@@ -19,6 +19,7 @@ from agentkit.application.errors import (
     RunNotFound,
     ShuttingDown,
     StoreUnavailable,
+    UnknownAgent,
 )
 from agentkit.domain.errors import DomainError, IllegalTransition, InvalidGoal
 
@@ -67,6 +68,7 @@ _BY_ERROR: list[tuple[type[Exception], int, str]] = [
     (IdempotencyConflict, 409, "Request in progress"),
     (IdempotencyMismatch, 422, "Idempotency key reused"),
     (InvalidGoal, 422, "Invalid run request"),
+    (UnknownAgent, 422, "Unknown agent"),
     (RateLimited, 429, "Too many requests"),
     (Overloaded, 503, OVERLOADED_TITLE),
     (StoreUnavailable, 503, "Service unavailable"),
@@ -196,8 +198,8 @@ _DESCRIPTIONS = {
     415: "The body is not application/json",
     422: (
         "The request does not validate (the detail names the field, `code` is `validation_error` or "
-        "`invalid_goal`), or the Idempotency-Key was used before with a different body "
-        "(`code` is `idempotency_key_reused`)"
+        "`invalid_goal`), names an agent that is not configured (`code` is `unknown_agent`), or the "
+        "Idempotency-Key was used before with a different body (`code` is `idempotency_key_reused`)"
     ),
     429: "Rate limit reached, or too many failed API keys from this address; see Retry-After",
     503: (

@@ -59,7 +59,7 @@ Owner = NamedDependency[OwnerId]
 
 def runs_controller(config: ApiConfig) -> type["RunsController"]:
     """The runs routes for this configuration: the body decoder enforces its limits and the document shows them."""
-    dto = RunCreateDTO.for_type(run_create_type(config.max_goal_chars))
+    dto = RunCreateDTO.for_type(run_create_type(config.max_goal_chars, config.agent_names))
     return type("RunsController", (RunsController,), {"dto": dto})
 
 
@@ -110,6 +110,7 @@ class RunsController(Controller):
                 token_budget=data.token_budget,
                 idempotency_key=idempotency_key,
                 request_fingerprint=_fingerprint(data) if idempotency_key else None,
+                agent=data.agent,
             ),
             wait_s=0.0 if respond_async else config.response_timeout_s,
         )
@@ -138,7 +139,13 @@ class RunsController(Controller):
     async def trace(self, run_id: RunIdPath, owner: Owner, get_trace: FromDishka[GetTrace]) -> TraceView:
         """Every LLM call and tool call of the run, in order."""
         run, steps = await get_trace.execute(_run_id(run_id), owner)
-        return TraceView(run_id=run.id, status=run.status.value, steps=[step_view(step) for step in steps])
+        return TraceView(
+            run_id=run.id,
+            status=run.status.value,
+            steps=[step_view(step) for step in steps],
+            agent=run.agent,
+            agent_version=run.agent_version,
+        )
 
     @post(
         "/{run_id:str}/cancel",

@@ -2,6 +2,7 @@
 
 from dishka import AsyncContainer, Provider, make_async_container
 
+from agentkit.entrypoints.wiring.providers.agents import AgentsProvider
 from agentkit.entrypoints.wiring.providers.core import CoreProvider, ObserversProvider
 from agentkit.entrypoints.wiring.providers.health import HealthProvider
 from agentkit.entrypoints.wiring.providers.scheduling import QueueProvider, scheduling_for
@@ -26,6 +27,7 @@ def make_container(settings: Settings, *overrides: Provider, endpoints: StateEnd
         ToolsProvider(),
         QueueProvider(),
         scheduling_for(settings),
+        AgentsProvider(),
         ObserversProvider(),
         *overrides,
         context={Settings: settings, StateEndpoints: endpoints},

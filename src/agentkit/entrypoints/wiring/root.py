@@ -55,3 +55,10 @@ class EnvironmentRoot(CommandRoot):
     async def work(self, *, overrides: Mapping[str, Any] | None = None) -> None:
         """Execute queued runs until the process is told to stop."""
         await run_worker(self._environ, overrides or {})
+
+    async def serve_mcp(self) -> None:
+        """Serve the agents as MCP tools over stdio (stdout carries the protocol; logs go to stderr)."""
+        from agentkit.entrypoints.mcp import serve_stdio
+
+        async with self.container(quiet=True) as container:
+            await serve_stdio(container)

@@ -14,6 +14,7 @@ from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.entrypoints.http import ApiConfig, create_app
 from agentkit.entrypoints.wiring.container import make_container
 from agentkit.entrypoints.wiring.logging import configure_logging
+from agentkit.entrypoints.wiring.providers.agents import mcp_servers_listed
 from agentkit.entrypoints.wiring.providers.core import api_config_of
 from agentkit.entrypoints.wiring.settings import Settings, load_settings
 from agentkit.entrypoints.wiring.startup import started_state
@@ -62,6 +63,7 @@ async def serve_http(environ: Mapping[str, str], overrides: Mapping[str, Any]) -
         try:
             scheduler = await container.get(RunScheduler)
             app = await build_http_app(container)
+            await mcp_servers_listed(container, settings.agents.mcp_connect_timeout_s)
         except BaseException:
             await container.close()
             raise

@@ -128,6 +128,17 @@ class ToolSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     calculator_max_exponent: PositiveInt = 10_000
 
 
+class AgentSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
+    """The agents file and how patiently to talk to the MCP servers it names."""
+
+    # A TOML file of agent profiles and MCP servers (docs/agents.md); unset: only the `default` agent.
+    agents_file: str | None = None
+    # Connecting to an MCP server and listing its tools; past it the server counts as down (and is retried).
+    mcp_connect_timeout_s: PositiveFloat = 10.0
+    # How often an idle MCP connection is pinged, so a server that died is restarted before a call needs it.
+    mcp_ping_interval_s: PositiveFloat = 5.0
+
+
 class LoggingSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     """How the process logs."""
 
@@ -143,6 +154,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     loop: LoopSettings = LoopSettings()
     http: HttpSettings = HttpSettings()
     tools: ToolSettings = ToolSettings()
+    agents: AgentSettings = AgentSettings()
     logging: LoggingSettings = LoggingSettings()
 
 

@@ -9,6 +9,7 @@ import structlog
 from agentkit.adapters.queue import RunWorker
 from agentkit.entrypoints.wiring.container import make_container
 from agentkit.entrypoints.wiring.logging import configure_logging
+from agentkit.entrypoints.wiring.providers.agents import mcp_servers_listed
 from agentkit.entrypoints.wiring.settings import load_settings
 from agentkit.entrypoints.wiring.startup import started_state
 
@@ -26,6 +27,7 @@ async def run_worker(environ: Mapping[str, str], overrides: Mapping[str, Any]) -
         container = make_container(settings, endpoints=endpoints)
         try:
             worker = await container.get(RunWorker)  # a bad setting is one line here
+            await mcp_servers_listed(container, settings.agents.mcp_connect_timeout_s)
             gc.collect()
             gc.freeze()  # as for the API: a full collection would stall every run in flight
             await worker.run()

@@ -9,6 +9,8 @@ from agentkit.adapters.llm.factory import build_llm_client
 from agentkit.adapters.scheduling import Recovery
 from agentkit.adapters.system import SystemClock, UuidIdGenerator
 from agentkit.application.agent import AgentConfig, AgentLoop
+from agentkit.application.agents.catalog import AgentCatalog
+from agentkit.application.agents.queries import AgentTools, ListAgents
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.id_generator import IdGenerator
 from agentkit.application.ports.llm_client import LLMClient
@@ -20,6 +22,7 @@ from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.application.ports.session_store import SessionStore
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
 from agentkit.application.runs.cancel_run import CancelRun
+from agentkit.application.runs.chat import ChatTurn
 from agentkit.application.runs.create_run import CreateRun
 from agentkit.application.runs.prune import PruneOldRuns
 from agentkit.application.runs.queries import GetRun, GetTrace
@@ -28,14 +31,16 @@ from agentkit.application.runs.submit_run import SubmitRun
 from agentkit.application.runs.wait_for_run import WaitForRun
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.entrypoints.http.config import ApiConfig
+from agentkit.entrypoints.wiring.providers.agents import agent_names_of
 from agentkit.entrypoints.wiring.settings import Settings
 
 StepObservers = NewType("StepObservers", tuple[TraceSink, ...])
 
 
 def api_config_of(settings: Settings) -> ApiConfig:
-    """What the HTTP layer enforces, from the settings."""
+    """What the HTTP layer enforces, from the settings (and the agents' names, from AGENTS_FILE)."""
     return ApiConfig(
+        agent_names=agent_names_of(settings),
         api_keys=settings.http.api_keys,
         auth_failures_per_min=settings.http.auth_failures_per_min,
         max_body_bytes=settings.http.max_body_bytes,
@@ -97,8 +102,9 @@ class CoreProvider(Provider):
         clock: Clock,
         config: AgentConfig,
         observers: StepObservers,
+        agents: AgentCatalog,
     ) -> AgentLoop:
-        """The agent loop with its observers (the CLI's live output)."""
+        """The agent loop with its observers (the CLI's live output); each run with its agent's model and tools."""
         return AgentLoop(
             llm=llm,
             tools=registry,
@@ -109,6 +115,7 @@ class CoreProvider(Provider):
             clock=clock,
             config=config,
             observers=observers,
+            agents=agents,
         )
 
     @provide(scope=Scope.APP)
@@ -118,8 +125,10 @@ class CoreProvider(Provider):
         return Recovery(runs=runs, clock=clock, max_attempts=loop.max_run_attempts, interval_s=loop.run_lease_s / 2)
 
     @provide(scope=Scope.REQUEST)
-    def create_run(self, runs: RunRepository, clock: Clock, ids: IdGenerator, settings: Settings) -> CreateRun:
-        """The CreateRun use-case."""
+    def create_run(
+        self, runs: RunRepository, clock: Clock, ids: IdGenerator, settings: Settings, agents: AgentCatalog
+    ) -> CreateRun:
+        """The CreateRun use-case (each run's limits its agent's)."""
         loop = settings.loop
         return CreateRun(
             runs=runs,
@@ -129,6 +138,7 @@ class CoreProvider(Provider):
             max_goal_chars=loop.max_goal_chars,
             pending_lease_s=loop.run_lease_s,
             token_budget=loop.run_token_budget,
+            agents=agents,
         )
 
     @provide(scope=Scope.REQUEST)
@@ -166,6 +176,9 @@ class CoreProvider(Provider):
         return GetTrace(runs=runs, trace=trace)
 
     run_agent = provide(RunAgent, scope=Scope.REQUEST)
+    chat_turn = provide(ChatTurn, scope=Scope.REQUEST)
+    list_agents = provide(ListAgents, scope=Scope.REQUEST)
+    agent_tools = provide(AgentTools, scope=Scope.REQUEST)
     cancel_run = provide(CancelRun, scope=Scope.REQUEST)
     get_run = provide(GetRun, scope=Scope.REQUEST)
     prune_runs = provide(PruneOldRuns, scope=Scope.REQUEST)

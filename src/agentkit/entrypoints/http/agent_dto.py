@@ -1,0 +1,104 @@
+"""The wire format of the agents and chat routes."""
+
+from typing import Annotated, Any, cast
+
+import msgspec
+
+from agentkit.application.agents.queries import AgentInfo
+from agentkit.application.runs.chat import ChatResult
+from agentkit.entrypoints.http.dto import (
+    GOAL_PATTERN,
+    AgentNameText,
+    RunLinks,
+    SessionIdText,
+    StatusText,
+    agent_name_type,
+)
+
+
+class AgentView(msgspec.Struct, kw_only=True):
+    """A configured agent: what it is for, its model, its tools and its limits."""
+
+    name: str
+    version: str | None
+    description: str
+    provider: str
+    model: str
+    tools: list[str]
+    terminal_tools: list[str]
+    mcp_servers: list[str]
+    output_schema: dict[str, Any] | None
+    max_steps: int
+    token_budget: int | None
+    run_timeout_s: float
+
+
+def agent_view(info: AgentInfo) -> AgentView:
+    """The wire view of an agent."""
+    return msgspec.convert(msgspec.to_builtins(info), AgentView)
+
+
+class ChatCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """POST /v1/chat: a message, in a session (a new one when none is given), for an agent.
+
+    The server decodes a subclass made for its settings (`chat_create_type`).
+    """
+
+    message: Annotated[str, msgspec.Meta(min_length=1, description="What the user says.")]
+    session_id: SessionIdText | None = None
+    agent: AgentNameText | None = None
+
+
+def chat_create_type(max_goal_chars: int, agent_names: tuple[str, ...]) -> type[ChatCreate]:
+    """ChatCreate with the server's message limit and its agents, so the document and the decoder agree."""
+    message = Annotated[
+        str,
+        msgspec.Meta(
+            min_length=1,
+            max_length=max_goal_chars,
+            description="What the user says: not blank, no U+0000 (at most MAX_GOAL_CHARS).",
+            extra_json_schema={"extra": {"pattern": GOAL_PATTERN}},
+        ),
+    ]
+    made = cast(
+        type[ChatCreate],
+        msgspec.defstruct(
+            "ChatCreate",
+            [("message", message), ("agent", agent_name_type(agent_names) | None, None)],
+            bases=(ChatCreate,),
+            kw_only=True,
+            forbid_unknown_fields=True,
+            module=__name__,
+        ),
+    )
+    made.__doc__ = ChatCreate.__doc__
+    return made
+
+
+class ChatView(msgspec.Struct, kw_only=True):
+    """A chat turn's answer: the session to continue, the run that answered, and the answer."""
+
+    session_id: str
+    run_id: str
+    agent: str
+    status: StatusText
+    answer: str | None
+    output: Any
+    failure_reason: str | None
+    links: RunLinks
+
+
+def chat_view(result: ChatResult) -> ChatView:
+    """The wire view of a chat turn."""
+    run = result.run
+    url = f"/v1/runs/{run.id}"
+    return ChatView(
+        session_id=result.session_id,
+        run_id=run.id,
+        agent=run.agent,
+        status=run.status.value,
+        answer=run.answer,
+        output=run.output,
+        failure_reason=run.failure_reason,
+        links=RunLinks(self=url, trace=f"{url}/trace", cancel=f"{url}/cancel"),
+    )

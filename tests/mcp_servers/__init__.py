@@ -1,0 +1,1 @@
+"""MCP servers the tests start: real servers written with the SDK, over stdio and Streamable HTTP."""
