@@ -1,7 +1,9 @@
 """Admin commands on the same container as the API: migrate, seed-demo, prune, runs show / trace."""
 
 import argparse
+import contextlib
 import sys
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -10,7 +12,11 @@ from agentkit.application.ports.schema_migrator import SchemaMigrator
 from agentkit.application.runs.prune import PruneInput, PruneOldRuns
 from agentkit.application.runs.queries import GetRun, GetTrace
 from agentkit.domain.ids import RunId
+from agentkit.entrypoints.cli.console import announce
 from agentkit.entrypoints.cli.root import CommandRoot
+
+if TYPE_CHECKING:
+    from dishka import AsyncContainer
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -37,6 +43,12 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     trace.set_defaults(handler=trace_command)
 
 
+def _on_state(root: CommandRoot) -> contextlib.AbstractAsyncContextManager["AsyncContainer"]:
+    # The state `agentkit serve` (`make run`) uses when no server is configured, named on stderr:
+    # an admin command on other data than the server's would find nothing and say so wrongly.
+    return root.container(quiet=True, shared_state=True, announce=announce)
+
+
 def age(text: str) -> float:
     """Seconds in an age like `30d`, `12h`, `90m` or `3600s` (plain numbers are seconds)."""
     value, unit = (text[:-1], text[-1]) if text and text[-1] in _UNITS else (text, "s")
@@ -51,7 +63,7 @@ def age(text: str) -> float:
 
 async def migrate_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit migrate`."""
-    async with root.container() as container:
+    async with _on_state(root) as container:
         migrator = await container.get(SchemaMigrator)
         await migrator.upgrade()
         print(f"database schema at revision {await migrator.current()}")
@@ -60,14 +72,14 @@ async def migrate_command(args: argparse.Namespace, root: CommandRoot) -> int:
 
 async def seed_demo_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit seed-demo`."""
-    async with root.container() as container:
+    async with _on_state(root) as container:
         print(await (await container.get(DemoSeeder)).seed())
     return 0
 
 
 async def prune_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit prune --older-than AGE`."""
-    async with root.container() as container, container() as request:
+    async with _on_state(root) as container, container() as request:
         result = await (await request.get(PruneOldRuns)).execute(PruneInput(older_than_s=args.older_than))
     print(f"deleted {result.runs_deleted} runs (with their steps) and {result.sessions_deleted} sessions")
     return 0
@@ -75,7 +87,7 @@ async def prune_command(args: argparse.Namespace, root: CommandRoot) -> int:
 
 async def show_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit runs show ID`."""
-    async with root.container() as container, container() as request:
+    async with _on_state(root) as container, container() as request:
         run = await (await request.get(GetRun)).execute(RunId(args.run_id), None)
     sys.stdout.write(msgspec.json.encode(run).decode() + "\n")
     return 0
@@ -83,7 +95,7 @@ async def show_command(args: argparse.Namespace, root: CommandRoot) -> int:
 
 async def trace_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit runs trace ID`."""
-    async with root.container() as container, container() as request:
+    async with _on_state(root) as container, container() as request:
         _, steps = await (await request.get(GetTrace)).execute(RunId(args.run_id), None)
     sys.stdout.write(msgspec.json.encode(steps).decode() + "\n")
     return 0

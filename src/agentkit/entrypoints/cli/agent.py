@@ -8,14 +8,14 @@ from typing import Any
 import msgspec
 
 from agentkit.application.errors import ConfigurationError
-from agentkit.application.runs.create_run import CreateRunInput
-from agentkit.application.runs.queries import GetTrace
-from agentkit.application.runs.run_agent import RunAgent
-from agentkit.application.tools.registry import ToolRegistry
 from agentkit.domain.ids import OwnerId, SessionId
 from agentkit.domain.run import RunStatus
-from agentkit.entrypoints.cli.console import ConsoleStepPrinter, print_outcome
+from agentkit.entrypoints.cli.console import announce
 from agentkit.entrypoints.cli.root import CommandRoot
+from agentkit.entrypoints.cli.run_view import RunView, is_terminal
+
+# The use-cases (and the loop, structlog, rich behind them) are imported by the command that runs:
+# this module is loaded for `agentkit --help` too.
 
 LOCAL_OWNER = OwnerId("local")
 
@@ -57,29 +57,39 @@ def provider_overrides(args: argparse.Namespace) -> dict[str, Any]:
 async def run_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit run GOAL`: live steps, then the answer; exit 0 only when the run succeeded."""
     output_schema = _output_schema(args.output_schema) if args.output_schema else None
-    live = ConsoleStepPrinter(sys.stderr if args.json else sys.stdout)
+    stream = sys.stderr if args.json else sys.stdout
+    view = RunView(stream)
     overrides = provider_overrides(args)
     async with (
         # quiet: the live steps are the story; operational logs on request (LOG_LEVEL)
-        root.container(overrides=overrides, observers=[live], quiet=True) as container,
+        root.container(overrides=overrides, observers=[view.printer], quiet=True, runs_agent=True) as container,
         container() as request,
     ):
+        # imported once the settings were found good: a bad one is reported without waiting for these
+        from agentkit.application.runs.create_run import CreateRunInput
+        from agentkit.application.runs.queries import GetTrace
+        from agentkit.application.runs.run_agent import RunAgent
+
         run_agent = await request.get(RunAgent)
-        run = await run_agent.execute(
-            CreateRunInput(
-                owner=LOCAL_OWNER,
-                goal=args.goal,
-                session_id=SessionId(args.session) if args.session else None,
-                max_steps=args.max_steps,
-                token_budget=args.token_budget,
-                output_schema=output_schema,
+        view.start()
+        try:
+            run = await run_agent.execute(
+                CreateRunInput(
+                    owner=LOCAL_OWNER,
+                    goal=args.goal,
+                    session_id=SessionId(args.session) if args.session else None,
+                    max_steps=args.max_steps,
+                    token_budget=args.token_budget,
+                    output_schema=output_schema,
+                )
             )
-        )
+        finally:
+            view.stop()
         if args.json:
             _, steps = await (await request.get(GetTrace)).execute(run.id, None)
             sys.stdout.write(msgspec.json.encode({"run": run, "trace": steps}).decode() + "\n")
         else:
-            print_outcome(run)
+            view.outcome(run)
     return 0 if run.status is RunStatus.SUCCEEDED else 1
 
 
@@ -98,17 +108,24 @@ async def demo_command(args: argparse.Namespace, root: CommandRoot) -> int:
 
 
 async def tools_command(args: argparse.Namespace, root: CommandRoot) -> int:
-    """`agentkit tools`: the registered tools and their schemas."""
-    async with root.container() as container:
+    """`agentkit tools`: the registered tools, their parameters, and the built-in ones left out (and why)."""
+    from agentkit.application.tools.availability import ToolAvailability
+    from agentkit.application.tools.registry import ToolRegistry
+
+    async with root.container(quiet=True, shared_state=True, announce=announce) as container:
         schemas = (await container.get(ToolRegistry)).schemas()
+        availability = await container.get(ToolAvailability)
     if args.json:
         sys.stdout.write(msgspec.json.encode(schemas).decode() + "\n")
         return 0
-    if not schemas:
-        print("no tools registered (set AGENTKIT_TOOL_MODULES to add your own)")
-    for schema in schemas:
-        params = ", ".join(schema.parameters.get("properties", {}))
-        print(f"{schema.name}({params})\n    {schema.description.splitlines()[0] if schema.description else ''}")
+    if is_terminal(sys.stdout):
+        from agentkit.entrypoints.cli.rich_console import print_tools, terminal_console
+
+        print_tools(schemas, availability.absent, availability.limited, terminal_console(sys.stdout))
+    else:
+        from agentkit.entrypoints.cli.tool_listing import plain_listing
+
+        print(plain_listing(schemas, availability.absent, availability.limited))
     return 0
 
 

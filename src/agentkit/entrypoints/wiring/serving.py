@@ -1,8 +1,7 @@
 """Serving the HTTP API: settings, start-up, the container, the app and uvicorn, in that order."""
 
 import gc
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 import structlog
 import uvicorn
@@ -10,12 +9,13 @@ from dishka import AsyncContainer
 from dishka.integrations.litestar import LitestarProvider
 from litestar import Litestar
 
+from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.entrypoints.http import ApiConfig, create_app
 from agentkit.entrypoints.wiring.container import make_container
 from agentkit.entrypoints.wiring.logging import configure_logging
-from agentkit.entrypoints.wiring.providers.core import api_config_of
-from agentkit.entrypoints.wiring.settings import Settings, load_settings
+from agentkit.entrypoints.wiring.providers.core import BuiltLLMProvider, api_config_of
+from agentkit.entrypoints.wiring.settings import Settings
 from agentkit.entrypoints.wiring.startup import started_state
 
 logger = structlog.get_logger(__name__)
@@ -45,19 +45,19 @@ class DrainingServer(uvicorn.Server):
         return should_exit
 
 
-async def serve_http(environ: Mapping[str, str], overrides: Mapping[str, Any]) -> None:
-    """Serve the API; with no servers configured, start a private PostgreSQL and Redis first."""
-    chosen = dict(overrides)
-    if environ.get("STATE_BACKEND", "auto") in ("", "auto"):
-        chosen["state_backend"] = "embedded"  # configured servers still win: see plan_state
-    settings = load_settings(environ, **chosen)
+async def serve_http(settings: Settings, llm: LLMClient) -> None:
+    """Serve the API on these settings and this LLM client (its builder closes it).
+
+    With no servers configured (the root chose STATE_BACKEND=embedded), a private PostgreSQL and
+    Redis start first.
+    """
     configure_logging(settings.logging)
     if settings.llm.llm_provider == "demo":
         logger.warning("demo_model", detail="no LLM provider configured: runs are played by the rule-based demo model")
     if not settings.http.api_keys:
         logger.warning("no_api_keys", detail="API_KEYS is empty: every /v1 request will be refused")
     async with started_state(settings) as endpoints:
-        container = make_container(settings, LitestarProvider(), endpoints=endpoints)
+        container = make_container(settings, LitestarProvider(), BuiltLLMProvider(llm), endpoints=endpoints)
         # Build what serving needs now, so a bad setting is one line here, not a trace in the lifespan.
         try:
             scheduler = await container.get(RunScheduler)
