@@ -1,7 +1,9 @@
 """Serving the HTTP API: settings, start-up, the container, the app and uvicorn, in that order."""
 
+import contextlib
 import gc
-from collections.abc import Callable
+import signal
+from collections.abc import Callable, Iterator
 
 import structlog
 import uvicorn
@@ -34,6 +36,20 @@ class DrainingServer(uvicorn.Server):
         super().__init__(config)
         self._on_stop = on_stop
         self._stop_told = False
+        self.stop_signals: list[int] = []
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """uvicorn's, but the stop signal is kept in `stop_signals` rather than raised again as serving ends.
+
+        uvicorn raises it again at once so the exit status tells why the process stopped; with the
+        default SIGTERM handler that ends the process there, before start-up's embedded PostgreSQL
+        and Redis are stopped, and they would outlive it. `serve_http` raises it after they stopped.
+        """
+        with super().capture_signals():
+            yield
+            self.stop_signals = list(self._captured_signals)  # uvicorn 0.54's record of the signals
+            self._captured_signals.clear()
 
     async def on_tick(self, counter: int) -> bool:
         """uvicorn's tick (every 0.1 s); the first one that sees the stop signal tells the scheduler."""
@@ -80,6 +96,9 @@ async def serve_http(settings: Settings, llm: LLMClient) -> None:
             await server.serve()  # the app's lifespan closes the container when it stops
         finally:
             gc.unfreeze()
+    # the servers are stopped: now the signal may end the process, with the status it means
+    for sig in reversed(server.stop_signals):
+        signal.raise_signal(sig)
 
 
 async def build_http_app(container: AsyncContainer) -> Litestar:
