@@ -27,7 +27,7 @@ def fresh_env(data_dir: Path, **extra: str) -> dict[str, str]:
 
 
 def agentkit(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return subprocess.run(  # noqa: S603 - this interpreter, fixed arguments
         [sys.executable, "-m", "agentkit", *argv], env=env, capture_output=True, text=True, timeout=300, check=False
     )
 

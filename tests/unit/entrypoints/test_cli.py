@@ -66,7 +66,7 @@ def test_a_run_that_does_not_succeed_exits_1(tmp_path: Path, capsys: pytest.Capt
     out = capsys.readouterr().out
     assert code == 1
     assert "status: failed" in out
-    assert "reason: the LLM call failed: the LLM script ran out after 1 responses" in out
+    assert "reason: the LLM call failed: the LLM script ran out after 1 response" in out
 
 
 @pytest.mark.parametrize(

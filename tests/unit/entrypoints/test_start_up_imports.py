@@ -38,7 +38,7 @@ print(json.dumps(sorted({{name.partition(".")[0] for name in sys.modules}})))
 
 def loaded_after(body: str, **env: str) -> tuple[set[str], subprocess.CompletedProcess[str]]:
     """Run `body` in a fresh interpreter; the top-level packages it loaded (the last stdout line)."""
-    done = subprocess.run(
+    done = subprocess.run(  # noqa: S603 - this interpreter, fixed arguments
         [sys.executable, "-c", PROBE.format(body=body)],
         env={**os.environ, "AGENTKIT_ENV_FILE": os.devnull, **env},
         capture_output=True,

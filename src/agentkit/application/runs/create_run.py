@@ -11,7 +11,7 @@ from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.id_generator import IdGenerator
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.tools.final_result import final_result_tool
-from agentkit.domain.errors import InvalidGoal
+from agentkit.domain.errors import InvalidGoal, InvalidOutputSchema
 from agentkit.domain.ids import OwnerId, SessionId
 from agentkit.domain.run import Run, validate_goal
 
@@ -125,7 +125,7 @@ class CreateRun:
                 # the very tool the run will build: if this works, the run cannot fail on its schema later
                 final_result_tool(inp.output_schema)
             except ValueError as exc:
-                raise InvalidGoal(str(exc)) from None
+                raise InvalidOutputSchema(str(exc)) from None
         return ValidRunRequest(
             request=inp,
             goal=goal,
