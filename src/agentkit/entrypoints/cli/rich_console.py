@@ -46,7 +46,8 @@ class RichStepPrinter(TraceSink):
 
     async def record(self, step: Step) -> None:
         """Print the step and say what comes next."""
-        line = Text(f"[{step.step_no}] ", style="dim")
+        line = Text()
+        line.append(f"[{step.step_no}] ", style="dim")
         if isinstance(step, LLMStep):
             usage = step.usage
             line.append("llm  ", style="bold cyan")
