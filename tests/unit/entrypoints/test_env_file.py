@@ -47,8 +47,7 @@ def test_no_file_is_no_error(tmp_path: Path) -> None:
 
 
 def test_agentkit_reads_dot_env_in_the_working_directory(
-    saved_environ: None,
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    saved_environ: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / ".env").write_text("MAX_STEPS=many\n")
     monkeypatch.chdir(tmp_path)
@@ -60,8 +59,7 @@ def test_agentkit_reads_dot_env_in_the_working_directory(
 
 
 def test_the_environment_wins_over_dot_env(
-    saved_environ: None,
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    saved_environ: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / ".env").write_text("LLM_PROVIDER=openai\nOPENAI_API_KEY=\n")
     monkeypatch.chdir(tmp_path)

@@ -48,7 +48,14 @@ async def test_each_step_is_printed_in_colour_under_a_live_line() -> None:
 
     printer.start()
     await printer.record(
-        LLMStep(run_id=RUN, step_no=1, created_at=NOW, latency_ms=3.0, usage=Usage(input_tokens=5, output_tokens=2), tool_calls=(call,))
+        LLMStep(
+            run_id=RUN,
+            step_no=1,
+            created_at=NOW,
+            latency_ms=3.0,
+            usage=Usage(input_tokens=5, output_tokens=2),
+            tool_calls=(call,),
+        )
     )
     await printer.record(
         ToolStep(
