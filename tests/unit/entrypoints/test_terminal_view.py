@@ -6,11 +6,12 @@ from datetime import UTC, datetime
 import pytest
 from rich.console import Console
 
-from agentkit.domain.ids import RunId, ToolCallId
+from agentkit.domain.ids import OwnerId, RunId, ToolCallId
 from agentkit.domain.messages import ToolCall, Usage
+from agentkit.domain.run import Run, RunStatus
 from agentkit.domain.steps import LLMStep, ToolStep
 from agentkit.domain.tools import ToolResult, ToolSchema
-from agentkit.entrypoints.cli.rich_console import RichStepPrinter, print_tools
+from agentkit.entrypoints.cli.rich_console import RichStepPrinter, print_run, print_tools, print_trace
 from agentkit.entrypoints.cli.run_view import RunView, is_terminal
 from agentkit.entrypoints.cli.tool_listing import plain_listing, type_words
 
@@ -127,3 +128,40 @@ def test_a_pipe_gets_plain_text_and_a_terminal_the_rich_view(monkeypatch: pytest
 
     monkeypatch.setenv("TERM", "dumb")
     assert not is_terminal(Tty())
+
+
+def test_a_run_and_its_trace_as_tables() -> None:
+    console, out = coloured()
+    run = Run(
+        id=RUN,
+        owner=OwnerId("local"),
+        goal="what is 2+3?",
+        status=RunStatus.FAILED,
+        failure_reason="the model still wanted to call tools after 1 step (max_steps)",
+        input_tokens=7,
+        output_tokens=2,
+        created_at=NOW,
+    )
+    call = ToolCall(id=ToolCallId("c1"), name="add", arguments={"a": 2, "b": 3})
+    steps = [
+        LLMStep(run_id=RUN, step_no=1, created_at=NOW, latency_ms=3.0, tool_calls=(call,)),
+        ToolStep(
+            run_id=RUN,
+            step_no=2,
+            created_at=NOW,
+            latency_ms=1.0,
+            call_id=call.id,
+            tool_name="add",
+            arguments=call.arguments,
+            result=ToolResult(ok=False, output="", error="boom"),
+        ),
+    ]
+
+    print_run(run, console)
+    print_trace(run, steps, console)
+
+    text = out.getvalue()
+    for words in ("what is 2+3?", "failed", "after 1 step (max_steps)", "in=7 out=2", "run r1: failed"):
+        assert words in text
+    assert 'add({"a":2,"b":3})' in text
+    assert "ERROR boom" in text

@@ -14,6 +14,7 @@ from agentkit.application.runs.queries import GetRun, GetTrace
 from agentkit.domain.ids import RunId
 from agentkit.entrypoints.cli.console import announce
 from agentkit.entrypoints.cli.root import CommandRoot
+from agentkit.entrypoints.cli.run_view import is_terminal
 
 if TYPE_CHECKING:
     from dishka import AsyncContainer
@@ -35,11 +36,13 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
     runs = sub.add_parser("runs", help="read stored runs")
     runs_sub = runs.add_subparsers(dest="runs_command", required=True, metavar="ACTION")
-    show = runs_sub.add_parser("show", help="a run's summary as JSON")
+    show = runs_sub.add_parser("show", help="a run's summary (a table on a terminal, else JSON)")
     show.add_argument("run_id")
+    show.add_argument("--json", action="store_true", help="JSON even on a terminal")
     show.set_defaults(handler=show_command)
-    trace = runs_sub.add_parser("trace", help="a run's steps as JSON")
+    trace = runs_sub.add_parser("trace", help="a run's steps (a table on a terminal, else JSON)")
     trace.add_argument("run_id")
+    trace.add_argument("--json", action="store_true", help="JSON even on a terminal")
     trace.set_defaults(handler=trace_command)
 
 
@@ -89,13 +92,23 @@ async def show_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit runs show ID`."""
     async with _on_state(root) as container, container() as request:
         run = await (await request.get(GetRun)).execute(RunId(args.run_id), None)
-    sys.stdout.write(msgspec.json.encode(run).decode() + "\n")
+    if not args.json and is_terminal(sys.stdout):
+        from agentkit.entrypoints.cli.rich_console import print_run, terminal_console
+
+        print_run(run, terminal_console(sys.stdout))
+    else:
+        sys.stdout.write(msgspec.json.encode(run).decode() + "\n")
     return 0
 
 
 async def trace_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit runs trace ID`."""
     async with _on_state(root) as container, container() as request:
-        _, steps = await (await request.get(GetTrace)).execute(RunId(args.run_id), None)
-    sys.stdout.write(msgspec.json.encode(steps).decode() + "\n")
+        run, steps = await (await request.get(GetTrace)).execute(RunId(args.run_id), None)
+    if not args.json and is_terminal(sys.stdout):
+        from agentkit.entrypoints.cli.rich_console import print_trace, terminal_console
+
+        print_trace(run, steps, terminal_console(sys.stdout))
+    else:
+        sys.stdout.write(msgspec.json.encode(steps).decode() + "\n")
     return 0

@@ -7,6 +7,7 @@ is imported only when the output is a terminal.
 from collections.abc import Sequence
 from typing import TextIO
 
+import msgspec
 from rich.console import Console
 from rich.status import Status
 from rich.table import Table
@@ -136,3 +137,60 @@ def print_tools(
         line = Text(name, style="bold")
         line.append(f" not available: {reason}", style="yellow")
         console.print(line)
+
+
+def print_run(run: Run, console: Console) -> None:
+    """A run's summary as a two-column table."""
+    table = Table(show_header=False, box=None, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column()
+    status = Text(run.status.value, style=_STATUS_STYLE.get(run.status, "bold red"))
+    if run.cancel_requested and run.status is not RunStatus.CANCELLED:
+        status.append("  (cancel requested)", style="yellow")
+    rows: list[tuple[str, str | Text | None]] = [
+        ("id", run.id),
+        ("status", status),
+        ("goal", run.goal),
+        ("answer", run.answer),
+        ("output", None if run.output is None else msgspec.json.encode(run.output).decode()),
+        ("reason", Text(run.failure_reason, style="red") if run.failure_reason else None),
+        ("session", run.session_id),
+        ("tokens", f"in={run.input_tokens} out={run.output_tokens}"),
+        ("created", run.created_at.isoformat()),
+        ("started", run.started_at.isoformat() if run.started_at else None),
+        ("finished", run.finished_at.isoformat() if run.finished_at else None),
+    ]
+    for name, value in rows:
+        if value is not None:
+            table.add_row(name, value)
+    console.print(table)
+
+
+def print_trace(run: Run, steps: Sequence[Step], console: Console) -> None:
+    """A run's steps as a table: one row per LLM call or tool call."""
+    table = Table(title=f"run {run.id}: {run.status.value}", title_justify="left", header_style="bold")
+    table.add_column("#", justify="right", style="dim")
+    table.add_column("kind")
+    table.add_column("ms", justify="right", style="dim")
+    table.add_column("tokens in/out", justify="right", style="dim")
+    table.add_column("what")
+    for step in steps:
+        if isinstance(step, LLMStep):
+            kind = Text("llm", style="cyan")
+            tokens = f"{step.usage.input_tokens}/{step.usage.output_tokens}"
+            if step.error:
+                what = Text(f"ERROR {step.error}", style="red")
+            elif step.tool_calls:
+                calls = ", ".join(f"{c.name}({describe_arguments(c.arguments)})" for c in step.tool_calls)
+                what = Text(f"-> {calls}", style="magenta")
+            else:
+                what = Text(f"answer: {preview(step.text)}", style="green")
+        else:
+            kind = Text("tool", style="magenta")
+            tokens = ""
+            call = f"{step.tool_name}({describe_arguments(step.arguments)})"
+            result = preview(step.result.output) if step.result.ok else f"ERROR {step.result.error}"
+            what = Text(f"{call}\n= ")
+            what.append(result, style=None if step.result.ok else "red")
+        table.add_row(str(step.step_no), kind, f"{step.latency_ms:.1f}", tokens, what)
+    console.print(table)
