@@ -75,6 +75,7 @@ def test_help_loads_none_of_the_heavy_libraries() -> None:
         (["serve"], {"LLM_PROVIDER": "gemini", "GEMINI_API_KEY": ""}, "GEMINI_API_KEY is not set"),
         (["run", "hi"], {"MAX_STEPS": "many"}, "MAX_STEPS: Expected `int`, got `str`"),
         (["serve"], {"PORT": "0"}, "PORT: Expected `int` >= 1"),
+        (["serve"], {"AGENTKIT_TOOL_MODULES": "no_such_module_x"}, "AGENTKIT_TOOL_MODULES: cannot import"),
     ],
 )
 def test_a_bad_setting_is_reported_before_any_heavy_library_loads(

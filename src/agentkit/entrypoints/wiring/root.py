@@ -48,8 +48,9 @@ class EnvironmentRoot(CommandRoot):
         if shared_state and self._environ.get("STATE_BACKEND", "auto") in ("", "auto"):
             chosen["state_backend"] = "embedded"  # what `agentkit serve` uses; configured servers still win
         settings = load_settings(self._environ, **chosen)
-        # the provider's settings before anything heavy: a missing key is one line at once
-        llm = _build_llm(settings) if runs_agent else None
+        # the provider's settings and the user's tool modules before anything heavy: a missing key
+        # or a module that does not import is one line at once
+        llm = _preflight(settings) if runs_agent else None
         try:
             async with self._container_on(settings, observers, llm, announce) as container:
                 yield container
@@ -91,7 +92,7 @@ class EnvironmentRoot(CommandRoot):
         if self._environ.get("STATE_BACKEND", "auto") in ("", "auto"):
             chosen["state_backend"] = "embedded"  # configured servers still win: see plan_state
         settings = load_settings(self._environ, **chosen)
-        llm = _build_llm(settings)  # a missing key is one line before a server starts
+        llm = _preflight(settings)  # a missing key is one line before a server starts
         try:
             from agentkit.entrypoints.wiring.serving import serve_http
 
@@ -100,7 +101,10 @@ class EnvironmentRoot(CommandRoot):
             await llm.aclose()
 
 
-def _build_llm(settings: Settings) -> "LLMClient":
+def _preflight(settings: Settings) -> "LLMClient":
+    """The LLM client, once the user's tool modules were found to import (the registry imports them again)."""
     from agentkit.adapters.llm.factory import build_llm_client
+    from agentkit.application.tools.discovery import import_tool_modules
 
+    import_tool_modules(settings.tools.agentkit_tool_modules)
     return build_llm_client(settings.llm)
