@@ -7,8 +7,9 @@ import msgspec
 import pytest
 
 from agentkit.application.errors import IdempotencyConflict, StaleAttempt
+from agentkit.application.ports.run_repository import cursor_of
 from agentkit.domain import run as runs
-from agentkit.domain.ids import OwnerId, RunId, SessionId
+from agentkit.domain.ids import OwnerId, RunId, SessionId, ToolCallId
 from agentkit.domain.messages import Usage
 from agentkit.domain.run import Run, RunStatus
 from tests.contract.conftest import StateKit
@@ -207,3 +208,90 @@ async def test_expire_lapsed_ends_lapsed_runs_once_and_leaves_renewed_ones(kit: 
     stored = await kit.runs.get(renewed.id)
     assert stored is not None
     assert stored.status is RunStatus.RUNNING
+
+
+async def test_claim_starts_a_pending_run_and_resumes_a_running_one_under_a_new_attempt(kit: StateKit) -> None:
+    pending = new_run()
+    await kit.runs.add(pending)
+    until = T0 + timedelta(seconds=30)
+
+    started = await kit.runs.claim(pending.id, attempt=0, now=T0, until=until)
+
+    assert started == runs.start(pending, now=T0, lease_until=until)
+    assert await kit.runs.get(pending.id) == started
+    later, later_until = T0 + timedelta(seconds=90), T0 + timedelta(seconds=120)
+    resumed = await kit.runs.claim(pending.id, attempt=1, now=later, until=later_until)
+    assert resumed == runs.resume(started, now=later, lease_until=later_until)
+    assert resumed.attempt == 2
+    assert resumed.started_at == T0  # the run started once; it was resumed after
+
+
+async def test_of_two_executors_claiming_one_run_only_one_wins(kit: StateKit) -> None:
+    run = runs.start(new_run(), now=T0, lease_until=T0 + timedelta(seconds=10))
+    done = finished(T0)
+    for stored in (run, done):
+        await kit.runs.add(stored)
+    now, until = T0 + timedelta(seconds=60), T0 + timedelta(seconds=90)
+
+    first = await kit.runs.claim(run.id, attempt=1, now=now, until=until)
+    second = await kit.runs.claim(run.id, attempt=1, now=now, until=until)
+
+    assert first is not None
+    assert first.attempt == 2
+    assert second is None
+    assert await kit.runs.claim(done.id, attempt=done.attempt, now=now, until=until) is None
+    assert await kit.runs.claim(RunId("not-a-uuid"), attempt=0, now=now, until=until) is None
+    with pytest.raises(StaleAttempt):
+        await kit.runs.save(runs.succeed(run, now=now, answer="from the executor that lost the run"))
+
+
+async def test_lapsed_pages_by_keyset_reading_each_run_once(kit: StateKit) -> None:
+    lapsed = [runs.start(new_run(), now=T0, lease_until=T0 + timedelta(seconds=s % 4)) for s in range(10)]
+    for run in lapsed:
+        await kit.runs.add(run)
+    now = T0 + timedelta(seconds=60)
+
+    seen: list[RunId] = []
+    page = await kit.runs.lapsed(now, limit=3)
+    while page:
+        seen.extend(r.id for r in page)
+        page = await kit.runs.lapsed(now, limit=3, after=cursor_of(page[-1]))
+
+    assert sorted(seen) == sorted(r.id for r in lapsed)
+    assert len(seen) == len(set(seen))
+
+
+async def test_expire_lapsed_can_spare_runs_not_yet_taken_often_enough(kit: StateKit) -> None:
+    once = runs.start(new_run(), now=T0, lease_until=T0 + timedelta(seconds=10))
+    thrice = msgspec.structs.replace(once, id=RunId(str(uuid.uuid4())), attempt=3)
+    for run in (once, thrice):
+        await kit.runs.add(run)
+
+    expired = await kit.runs.expire_lapsed(T0 + timedelta(seconds=60), reason="worker_lost", min_attempt=3)
+
+    assert [r.id for r in expired] == [thrice.id]
+    stored = await kit.runs.get(once.id)
+    assert stored is not None
+    assert stored.status is RunStatus.RUNNING
+
+
+async def test_the_call_in_progress_reads_back(kit: StateKit) -> None:
+    run = runs.mark_calling(runs.start(new_run(), now=T0, lease_until=T0), ToolCallId("call_7"))
+    await kit.runs.add(run)
+
+    assert await kit.runs.get(run.id) == run
+
+
+async def test_a_run_whose_executor_still_holds_its_lease_is_not_claimed(kit: StateKit) -> None:
+    live = runs.start(new_run(), now=T0, lease_until=T0 + timedelta(seconds=30))
+    await kit.runs.add(live)
+
+    taken = await kit.runs.claim(live.id, attempt=1, now=T0 + timedelta(seconds=10), until=T0 + timedelta(seconds=40))
+
+    assert taken is None
+    assert await kit.runs.get(live.id) == live
+    handed = runs.hand_back(live, now=T0 + timedelta(seconds=10))
+    await kit.runs.save(handed)
+    resumed = await kit.runs.claim(live.id, attempt=1, now=T0 + timedelta(seconds=10), until=T0 + timedelta(seconds=40))
+    assert resumed is not None
+    assert resumed.attempt == 2

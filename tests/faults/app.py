@@ -61,7 +61,7 @@ DATABASE_CALL_BOUND_S = float(BOUNDS["DATABASE_POOL_TIMEOUT_S"]) + 2 * float(BOU
 
 
 class AppServer:
-    """One `agentkit serve` process; its JSON log in `work/app.log`.
+    """One `agentkit serve` (or `agentkit worker`) process; its JSON log in `work/<command>.log`.
 
     Args:
         work: A folder for the tool module, the script and the log.
@@ -70,11 +70,14 @@ class AppServer:
         settings: More environment variables (they win over the suite's).
     """
 
-    def __init__(self, work: Path, database_url: str, redis_url: str, **settings: str) -> None:
+    def __init__(
+        self, work: Path, database_url: str, redis_url: str, *, command: str = "serve", **settings: str
+    ) -> None:
         self.work = work
+        self.command = command
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log = work / "app.log"
+        self.log = work / f"{command}.log"
         (work / "fault_tools.py").write_text(TOOL_MODULE)
         (work / "script.json").write_bytes(msgspec.json.encode(SCRIPT))
         # Only what the suite sets: the machine's own DATABASE_URL / REDIS_URL must not leak in.
@@ -99,23 +102,35 @@ class AppServer:
         self._proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout_s: float = 60.0) -> None:
-        """Start the server and wait until /health says ok."""
+        """Start the process; wait until /health says ok (serve) or the worker says it started (worker)."""
+        argv = [sys.executable, "-m", "agentkit", self.command]
+        if self.command == "serve":
+            argv += ["--port", str(self.port)]
         with self.log.open("ab") as log:
             self._proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-                [sys.executable, "-m", "agentkit", "serve", "--port", str(self.port)],
-                env=self.env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
+                argv, env=self.env, stdout=log, stderr=subprocess.STDOUT
             )
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self._proc.poll() is not None:
-                raise RuntimeError(f"agentkit serve exited with {self._proc.returncode}:\n{self.tail()}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{self.url}/health", timeout=2).status_code == 200:
-                    return
+                raise RuntimeError(f"agentkit {self.command} exited with {self._proc.returncode}:\n{self.tail()}")
+            if self._ready():
+                return
             time.sleep(0.1)
-        raise RuntimeError(f"agentkit serve was not healthy after {timeout_s:g} s:\n{self.tail()}")
+        raise RuntimeError(f"agentkit {self.command} was not ready after {timeout_s:g} s:\n{self.tail()}")
+
+    def _ready(self) -> bool:
+        if self.command != "serve":
+            return bool(self.count("worker_started"))
+        with contextlib.suppress(httpx.HTTPError):
+            return httpx.get(f"{self.url}/health", timeout=2).status_code == 200
+        return False
+
+    def kill(self) -> None:
+        """kill -9: the process dies at once, with whatever it held."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.wait(30)
 
     def stop(self, sig: signal.Signals = signal.SIGINT, timeout_s: float = 90.0) -> float:
         """Stop the server with `sig` (graceful); return how long it took to exit."""
@@ -128,7 +143,7 @@ class AppServer:
         except subprocess.TimeoutExpired:
             self._proc.kill()
             self._proc.wait(30)
-            raise RuntimeError(f"agentkit serve did not stop within {timeout_s:g} s:\n{self.tail()}") from None
+            raise RuntimeError(f"agentkit {self.command} did not stop within {timeout_s:g} s:\n{self.tail()}") from None
         return time.monotonic() - began
 
     @property

@@ -34,11 +34,11 @@ class FaultStack:
     redis: RedisServer
     dsn: str  # the app's database, plain postgresql:// form
 
-    def app(self, name: str = "app", **settings: str) -> AppServer:
-        """An app (not started) on this stack; its files in a folder of its own."""
+    def app(self, name: str = "app", *, command: str = "serve", **settings: str) -> AppServer:
+        """An app or a worker (not started) on this stack; its files in a folder of its own."""
         folder = self.work / name
         folder.mkdir(exist_ok=True)
-        return AppServer(folder, self.dsn, self.redis.url, **settings)
+        return AppServer(folder, self.dsn, self.redis.url, command=command, **settings)
 
 
 @pytest.fixture

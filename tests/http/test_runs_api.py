@@ -243,7 +243,7 @@ async def test_runs_and_tools_need_a_valid_api_key(api_factory: ApiFactory) -> N
     assert [t["name"] for t in tools.json()] == ["add", "lookup"]
 
 
-async def test_a_terminal_status_is_recorded_when_the_server_stops_mid_run(real_api_factory: ApiFactory) -> None:
+async def test_a_run_handed_back_when_the_server_stops_mid_run_ends_on_restart(real_api_factory: ApiFactory) -> None:
     # real state only: the restarted app must read what the stopped one stored
     api_factory = real_api_factory
     gate = Gate()
@@ -254,10 +254,13 @@ async def test_a_terminal_status_is_recorded_when_the_server_stops_mid_run(real_
     await asyncio.wait_for(gate.entered.wait(), 30)
     await api.__aexit__(None, None, None)
 
-    restarted = await api_factory([])
-    final = (await restarted.get(f"/v1/runs/{run['id']}", headers=headers())).json()
+    # the restarted service resumes it at once from its stored steps (the model is not asked again:
+    # its script is empty); the interrupted call is not idempotent, so the run fails saying so
+    restarted = await api_factory([], tools=[gate_tool(gate)])
+    final = (await restarted.get(f"/v1/runs/{run['id']}", headers=headers(), params={"wait": 30})).json()
     assert final["status"] == "failed"
-    assert final["failure_reason"] == "interrupted: the process running it stopped"
+    assert "interrupted while the tool 'wait_for_gate'" in final["failure_reason"]
+    assert "not idempotent, so it was not run again" in final["failure_reason"]
 
 
 async def test_a_tool_with_a_typed_hidden_context_runs_over_http(api_factory: ApiFactory) -> None:

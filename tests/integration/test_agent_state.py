@@ -14,7 +14,7 @@ from agentkit.application.agent import AgentConfig, AgentLoop
 from agentkit.application.ports.trace_sink import TraceSink
 from agentkit.application.runs.create_run import CreateRun, CreateRunInput
 from agentkit.application.runs.run_agent import RunAgent
-from agentkit.application.tools import ToolRegistry
+from agentkit.application.tools import Tool, ToolRegistry
 from agentkit.domain.ids import OwnerId, SessionId, ToolCallId
 from agentkit.domain.messages import LLMResponse, ToolCall, Usage
 from agentkit.domain.run import Run, RunStatus
@@ -32,6 +32,11 @@ def calls_add(call_id: str, a: float, b: float) -> LLMResponse:
 
 def answer(text: str) -> LLMResponse:
     return LLMResponse(text=text, usage=Usage(input_tokens=150, output_tokens=10))
+
+
+# Idempotent: these tests are about the writes of a run's outcome. (Before a non-idempotent call the
+# loop stores the trace so far; a trace store that stays down fails such a run before the call.)
+ADD = Tool(add.fn, name="add", idempotent=True)
 
 
 class RealStack:
@@ -59,7 +64,7 @@ class RealStack:
         config = AgentConfig(store_retry_s=self._store_retry_s)
         loop = AgentLoop(
             llm=self.llm,
-            tools=ToolRegistry([add], default_timeout_s=5, output_max_chars=1000),
+            tools=ToolRegistry([ADD], default_timeout_s=5, output_max_chars=1000),
             runs=self.runs,
             trace=self._sink,
             sessions=self.sessions,

@@ -49,7 +49,7 @@ def test_unrelated_variables_are_ignored() -> None:
         ("MAX_STEPS", "abc"),
         ("MAX_STEPS", "0"),
         ("RUN_MODE", "x"),
-        ("RUN_MODE", "queue"),  # not until queue mode exists: refused here, not at start-up
+        ("MAX_RUN_ATTEMPTS", "0"),
         ("LLM_TEMPERATURE", "3"),
         ("PORT", "70000"),
         ("MAX_REPEATED_CALLS", "1"),

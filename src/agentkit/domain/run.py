@@ -1,12 +1,18 @@
 """The run aggregate and its status state machine.
 
     pending ──▶ running ──▶ succeeded | failed | refused | max_steps_exceeded | timed_out | cancelled
-       │           │
+       │         │  ▲
+       │         └──┘ resumed: another executor takes it over under a new attempt
        ├──▶ cancelled, failed
-       └───────────┴──▶ expired   (no heartbeat within the lease)
+       └───────────┴──▶ expired   (no executor within the lease, MAX_RUN_ATTEMPTS times)
 
 Terminal statuses never change again. Cancel is a request: a pending run is cancelled at once, a
 running run gets `cancel_requested` and ends `cancelled` at its next step boundary.
+
+Every executor that takes a run (the first, or one resuming it after the last one died) claims it
+under a new `attempt`; writes from an older attempt are refused (fencing). Before a tool that is not
+idempotent starts, the run records the call in `calling`: an executor resuming the run that finds
+that call without a stored result knows it may have run, and does not run it again.
 """
 
 import re
@@ -17,7 +23,7 @@ from typing import Any
 import msgspec
 
 from agentkit.domain.errors import IllegalTransition, InvalidGoal
-from agentkit.domain.ids import OwnerId, RunId, SessionId
+from agentkit.domain.ids import OwnerId, RunId, SessionId, ToolCallId
 from agentkit.domain.messages import Usage
 
 
@@ -84,7 +90,10 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         cancel_requested: Set when a cancel was asked for while it was running.
         idempotency_key: The client's Idempotency-Key, scoped to the owner.
         request_fingerprint: A hash of the request that carried the idempotency key.
-        attempt: Incremented each time an executor starts it; stale attempts are fenced off.
+        attempt: Incremented each time an executor takes it (starts or resumes it); stale attempts are
+            fenced off.
+        calling: The tool call, of a tool that is not idempotent, that may be running: recorded
+            before the call starts, so a resumed run never repeats its side effect.
     """
 
     id: RunId
@@ -109,6 +118,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
     idempotency_key: str | None = None
     request_fingerprint: str | None = None
     attempt: int = 0
+    calling: ToolCallId | None = None
 
     @property
     def is_terminal(self) -> bool:
@@ -155,6 +165,42 @@ def start(run: Run, *, now: datetime, lease_until: datetime | None = None) -> Ru
     )
 
 
+def resume(run: Run, *, now: datetime, lease_until: datetime) -> Run:
+    """running → running under a new attempt: an executor takes over a run whose last executor died."""
+    if run.status is not RunStatus.RUNNING:
+        raise IllegalTransition(run.status.value, RunStatus.RUNNING.value)
+    return msgspec.structs.replace(run, heartbeat_at=now, expires_at=lease_until, attempt=run.attempt + 1)
+
+
+def claimable(run: Run, *, now: datetime) -> bool:
+    """Whether an executor may take the run now: pending, or running with its lease lapsed (or given up).
+
+    A run whose executor still renews its lease is never taken from it.
+    """
+    if run.status is RunStatus.PENDING:
+        return True
+    return run.status is RunStatus.RUNNING and (run.expires_at is None or run.expires_at <= now)
+
+
+def claim(run: Run, *, now: datetime, lease_until: datetime) -> Run:
+    """An executor takes the run: starts it when pending, resumes it when running."""
+    if run.status is RunStatus.PENDING:
+        return start(run, now=now, lease_until=lease_until)
+    return resume(run, now=now, lease_until=lease_until)
+
+
+def hand_back(run: Run, *, now: datetime) -> Run:
+    """Give up a running run's lease (its executor is stopping) so another executor resumes it at once."""
+    if run.status is not RunStatus.RUNNING:
+        raise IllegalTransition(run.status.value, RunStatus.RUNNING.value)
+    return msgspec.structs.replace(run, expires_at=now)
+
+
+def mark_calling(run: Run, call_id: ToolCallId | None) -> Run:
+    """Record the call of a tool that is not idempotent as started (or, with None, that none is)."""
+    return msgspec.structs.replace(run, calling=call_id)
+
+
 def add_usage(run: Run, usage: Usage) -> Run:
     """Add one LLM call's tokens to the run's totals."""
     return msgspec.structs.replace(
@@ -162,6 +208,11 @@ def add_usage(run: Run, usage: Usage) -> Run:
         input_tokens=run.input_tokens + usage.input_tokens,
         output_tokens=run.output_tokens + usage.output_tokens,
     )
+
+
+def with_usage(run: Run, *, input_tokens: int, output_tokens: int) -> Run:
+    """The run with its token totals set (rebuilt from its stored steps when it resumes)."""
+    return msgspec.structs.replace(run, input_tokens=input_tokens, output_tokens=output_tokens)
 
 
 def succeed(run: Run, *, now: datetime, answer: str, output: Any = None) -> Run:

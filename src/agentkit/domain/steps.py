@@ -6,7 +6,7 @@ from typing import Any
 import msgspec
 
 from agentkit.domain.ids import RunId, ToolCallId
-from agentkit.domain.messages import FinishReason, ToolCall, Usage
+from agentkit.domain.messages import FinishReason, LLMResponse, ToolCall, Usage
 from agentkit.domain.tools import ToolResult
 
 
@@ -24,6 +24,9 @@ class LLMStep(msgspec.Struct, frozen=True, kw_only=True, tag="llm"):
         finish_reason: Why the model stopped.
         attempts: Provider requests it took, retries included.
         error: Set when the call failed for good.
+        refusal: The provider's refusal, when the model refused.
+        provider_data: Opaque values the provider needs echoed back with this turn (kept so a
+            resumed run sends the conversation exactly as it was).
     """
 
     run_id: RunId
@@ -36,6 +39,20 @@ class LLMStep(msgspec.Struct, frozen=True, kw_only=True, tag="llm"):
     finish_reason: FinishReason | None = None
     attempts: int = 1
     error: str | None = None
+    refusal: str | None = None
+    provider_data: dict[str, Any] | None = None
+
+    def response(self) -> LLMResponse:
+        """The LLM response this step stored (what a resumed run replays instead of asking again)."""
+        return LLMResponse(
+            text=self.text,
+            tool_calls=self.tool_calls,
+            usage=self.usage,
+            finish_reason=self.finish_reason or FinishReason.STOP,
+            refusal=self.refusal,
+            attempts=self.attempts,
+            provider_data=self.provider_data,
+        )
 
 
 class ToolStep(msgspec.Struct, frozen=True, kw_only=True, tag="tool"):

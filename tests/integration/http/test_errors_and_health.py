@@ -1,6 +1,7 @@
 """On real servers: /health, outages as 503s, a database error that is no outage, and runs whose executor died."""
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import update
@@ -82,23 +83,54 @@ async def test_a_database_error_that_is_not_an_outage_is_a_500_and_logged(
     assert "UndefinedTableError" in logged
 
 
-async def test_a_run_whose_executor_died_expires(api_factory: ApiFactory, pg_engine: AsyncEngine) -> None:
-    api = await api_factory([LLMResponse(text="done")], run_lease_s=0.3)
-    run = (await api.post("/v1/runs", json={"goal": "x"}, headers=headers())).json()
-    # make it look like a run left running by a process that died: running, lease long gone
+async def _leave_running(pg_engine: AsyncEngine, run_id: str, *, attempt: int) -> None:
+    """Make a run look left running by a process that died: running, its lease long gone."""
     async with pg_engine.begin() as conn:
         await conn.execute(
             update(runs_table)
-            .where(runs_table.c.id == run["id"])
-            .values(status="running", finished_at=None, expires_at=runs_table.c.created_at - timedelta(seconds=1))
+            .where(runs_table.c.id == run_id)
+            .values(
+                status="running",
+                finished_at=None,
+                final_answer=None,
+                attempt=attempt,
+                expires_at=runs_table.c.created_at - timedelta(seconds=1),
+            )
         )
 
-    expired = None
-    for _ in range(40):
-        expired = (await api.get(f"/v1/runs/{run['id']}", headers=headers(), params={"wait": 0.1})).json()
-        if expired["status"] != "running":
-            break
 
-    assert expired is not None
+async def _poll_until_not_running(api: Any, run_id: str) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for _ in range(40):
+        seen = (await api.get(f"/v1/runs/{run_id}", headers=headers(), params={"wait": 0.1})).json()
+        if seen["status"] != "running":
+            break
+    return seen
+
+
+async def test_a_run_whose_executor_died_is_resumed_from_its_stored_steps(
+    api_factory: ApiFactory, pg_engine: AsyncEngine
+) -> None:
+    api = await api_factory([LLMResponse(text="done")], run_lease_s=0.3)
+    run = (await api.post("/v1/runs", json={"goal": "x"}, headers=headers())).json()
+    await _leave_running(pg_engine, run["id"], attempt=1)
+
+    resumed = await _poll_until_not_running(api, run["id"])
+
+    # the stored response is the answer: the run ends with it, and the model is not asked again
+    assert (resumed["status"], resumed["answer"]) == ("succeeded", "done")
+    trace = (await api.get(f"/v1/runs/{run['id']}/trace", headers=headers())).json()
+    assert [step["kind"] for step in trace["steps"]] == ["llm"]
+
+
+async def test_a_run_whose_executors_died_max_run_attempts_times_expires(
+    api_factory: ApiFactory, pg_engine: AsyncEngine
+) -> None:
+    api = await api_factory([LLMResponse(text="done")], run_lease_s=0.3, max_run_attempts=2)
+    run = (await api.post("/v1/runs", json={"goal": "x"}, headers=headers())).json()
+    await _leave_running(pg_engine, run["id"], attempt=2)
+
+    expired = await _poll_until_not_running(api, run["id"])
+
     assert expired["status"] == "expired"
     assert expired["failure_reason"] == "worker_lost"

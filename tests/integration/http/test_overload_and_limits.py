@@ -200,7 +200,10 @@ async def test_runs_are_created_while_redis_is_down_and_the_outage_is_logged_onc
     assert before.status_code == 201
     # the per-process window takes over: runs go on, and its limit still holds
     assert [r.status_code for r in during] == [201, 201, 201, 429]
-    assert [e["event"] for e in logs if e["log_level"] == "warning"] == ["rate_limiter_fallback"]
+    warned = [e["event"] for e in logs if e["log_level"] == "warning"]
+    assert "rate_limiter_fallback" in warned
+    # each part that uses Redis says so once (the run events too), not once per request
+    assert len(warned) == len(set(warned)), warned
 
 
 async def test_at_the_door_and_in_the_use_case_a_refusal_is_the_same_answer(

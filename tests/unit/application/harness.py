@@ -1,11 +1,13 @@
 """A loop wired to in-memory adapters and a scripted LLM, for the loop's tests."""
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any
 
 from agentkit.adapters.llm.scripted import ScriptedLLMClient
 from agentkit.adapters.memory import (
     FixedClock,
+    InMemoryRunEvents,
     InMemoryRunRepository,
     InMemorySessionStore,
     InMemoryTraceSink,
@@ -73,11 +75,12 @@ class Harness:
             tools=self.registry,
             runs=self.runs,
             trace=trace or self.store,
+            reader=self.store,
             sessions=self.sessions,
             clock=self.clock,
             config=self.config,
             observers=observers if observers is not None else [self.store] if trace is not None else [],
-            **({"sleep": sleep} if sleep is not None else {}),
+            sleep=sleep or asyncio.sleep,
             backoff=backoff,
         )
         self.create = CreateRun(
@@ -88,7 +91,8 @@ class Harness:
             max_goal_chars=1000,
             token_budget=token_budget,
         )
-        self.scheduler = InlineRunScheduler(self.loop)
+        self.events = InMemoryRunEvents()
+        self.scheduler = InlineRunScheduler(self.loop, events=self.events)
         self.cancel = CancelRun(runs=self.runs, clock=self.clock, scheduler=self.scheduler)
 
     async def run(self, goal: str = "do it", *, session: str | None = None, **extra: Any) -> Run:

@@ -15,7 +15,8 @@ DOWN = "PostgreSQL is unavailable (ConnectionRefusedError)"
 class OutageRunRepository(InMemoryRunRepository):
     """The in-memory repository, behind a store that refuses writes when told to.
 
-    - `fail_next_saves(n, of=status)`: the next `n` saves of a run in `status` fail.
+    - `fail_next_saves(n, of=status)`: the next `n` saves of a run in `status` fail (claims count as
+      saves of a running run).
     - `refuse_final`: while true, every save of a run in a terminal status fails.
     - `refuse_renewals`: while true (or for the next `failing_renewals` calls), renewals fail.
 
@@ -48,6 +49,15 @@ class OutageRunRepository(InMemoryRunRepository):
             self.refused += 1
             raise StoreUnavailable(DOWN)
         await super().save(run)
+
+    async def claim(self, run_id: RunId, *, attempt: int, now: datetime, until: datetime) -> Run | None:
+        """Claim (a write of a running run, counted with the saves), unless the store is down for it."""
+        self.saves.append(RunStatus.RUNNING)
+        if self._failing_saves and self._failing_status is RunStatus.RUNNING:
+            self._failing_saves -= 1
+            self.refused += 1
+            raise StoreUnavailable(DOWN)
+        return await super().claim(run_id, attempt=attempt, now=now, until=until)
 
     async def renew_leases(self, run_ids: Sequence[RunId], *, now: datetime, until: datetime) -> set[RunId]:
         """Renew, unless the store is down for renewals."""

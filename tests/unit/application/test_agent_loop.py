@@ -317,12 +317,12 @@ async def test_a_typed_output_run_never_succeeds_without_its_output() -> None:
     assert await h.runs.get(run.id) == run
 
 
-async def test_a_cancelled_task_still_persists_a_final_status() -> None:
+async def test_a_cancelled_task_hands_its_run_back_and_a_resume_never_repeats_a_side_effect() -> None:
     started = asyncio.Event()
 
     @tool
     async def block() -> str:
-        """Block until cancelled."""
+        """Block until cancelled (a tool with side effects: not idempotent)."""
         started.set()
         await asyncio.sleep(10)
         return "never"
@@ -334,10 +334,60 @@ async def test_a_cancelled_task_still_persists_a_final_status() -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
 
-    stored = await h.runs.get(RunId("run-1"))
-    assert stored is not None
-    assert stored.status is RunStatus.FAILED
-    assert stored.failure_reason == "interrupted: the process running it stopped"
+    handed = await h.runs.get(RunId("run-1"))
+    assert handed is not None
+    # handed back: still running, its lease given up so the next executor takes it at once
+    assert (handed.status, handed.expires_at, handed.calling) == (RunStatus.RUNNING, h.clock.now(), "c1")
+    assert [step.step_no for step in await h.steps(handed)] == [1]
+
+    resumed = await h.loop.run(handed)
+
+    assert resumed.status is RunStatus.FAILED
+    assert resumed.failure_reason is not None
+    assert "interrupted while the tool 'block' (call c1) ran; it is not idempotent" in resumed.failure_reason
+    assert len(h.llm.requests) == 1  # the stored response was not asked for again
+    assert resumed.attempt == 2
+
+
+async def test_a_resumed_run_repeats_an_idempotent_call_and_goes_on_from_its_stored_steps() -> None:
+    started = asyncio.Event()
+    ran: list[int] = []
+
+    @tool(idempotent=True)
+    async def double(n: int) -> int:
+        """Double a number (reading only: safe to repeat)."""
+        ran.append(n)
+        if len(ran) == 1:
+            started.set()
+            await asyncio.sleep(10)
+        return n * 2
+
+    h = Harness([calls(call("add", a=1, b=2)), calls(call("double", "c2", n=4)), answer("8")], [add, double])
+    task = asyncio.create_task(h.run("look it up"))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    handed = await h.runs.get(RunId("run-1"))
+    assert handed is not None
+
+    resumed = await h.loop.run(handed)
+
+    assert (resumed.status, resumed.answer) == (RunStatus.SUCCEEDED, "8")
+    assert ran == [4, 4]
+    assert len(h.llm.requests) == 3  # one per stored response, none twice
+    last_messages = h.llm.requests[-1][0]
+    assert [m.role for m in last_messages] == ["system", "user", "assistant", "tool", "assistant", "tool"]
+    assert [m.content for m in last_messages if m.role == "tool"] == ["3.0", "8"]
+    steps = await h.steps(resumed)
+    assert [(s.step_no, type(s).__name__) for s in steps] == [
+        (1, "LLMStep"),
+        (2, "ToolStep"),
+        (3, "LLMStep"),
+        (4, "ToolStep"),
+        (5, "LLMStep"),
+    ]
+    assert (resumed.input_tokens, resumed.output_tokens) == (30, 15)  # all three calls, counted once
 
 
 async def test_an_empty_goal_is_refused_before_anything_runs() -> None:

@@ -9,7 +9,8 @@ from agentkit.application.agent import AgentConfig
 from agentkit.application.agent.durability import LAST_SAVE_S
 from agentkit.application.backoff import Backoff
 from agentkit.application.errors import StaleAttempt, StoreUnavailable
-from agentkit.application.runs.expire_runs import WORKER_LOST, ExpireLapsedRuns
+from agentkit.application.runs.recover_runs import WORKER_LOST, RecoverLapsedRuns
+from agentkit.application.tools import Tool
 from agentkit.domain.ids import RunId
 from agentkit.domain.run import RunStatus
 from tests.sample_tools import add
@@ -25,6 +26,8 @@ from tests.unit.application.store_doubles import (
 STEADY = Backoff(first_s=0.1, cap_s=0.4, jitter=lambda: 1.0)  # no randomness: the waits can be compared
 RUN_1 = RunId("run-1")
 SCRIPT = [calls(call("add", a=2, b=3)), answer("5")]
+# idempotent, so the tests see only the writes the run's outcome depends on (not the mark of a call)
+ADD = Tool(add.fn, name="add", idempotent=True)
 
 
 def harness(
@@ -33,7 +36,7 @@ def harness(
     clock = FixedClock()
     sleeper = ClockSleeper(clock)
     config = AgentConfig(store_retry_s=store_retry_s)
-    h = Harness(SCRIPT, [add], runs=repo, clock=clock, sleep=sleeper, backoff=backoff, config=config)
+    h = Harness(SCRIPT, [ADD], runs=repo, clock=clock, sleep=sleeper, backoff=backoff, config=config)
     return h, sleeper
 
 
@@ -60,7 +63,7 @@ async def test_the_start_is_retried_through_an_outage_too() -> None:
     run = await h.run("2 + 3?")
 
     assert run.status is RunStatus.SUCCEEDED
-    assert repo.count(RunStatus.RUNNING) == 4
+    assert repo.count(RunStatus.RUNNING) == 4  # claims: 3 refused, then the one that took it
     assert len(sleeper.waits) == 3
 
 
@@ -68,7 +71,7 @@ async def test_the_lease_is_renewed_while_the_final_save_waits_for_the_store() -
     repo = OutageRunRepository()
     repo.refuse_final = True
     # real waits here: the lease keeper renews on real time, every third of a 0.3 s lease
-    h = Harness(SCRIPT, [add], runs=repo, backoff=Backoff(first_s=0.01, cap_s=0.05), config=AgentConfig(lease_s=0.3))
+    h = Harness(SCRIPT, [ADD], runs=repo, backoff=Backoff(first_s=0.01, cap_s=0.05), config=AgentConfig(lease_s=0.3))
     task = asyncio.create_task(h.run("2 + 3?"))
 
     await eventually(lambda: repo.refused >= 1)
@@ -97,10 +100,11 @@ async def test_a_store_down_past_the_retry_budget_leaves_the_run_to_the_sweeper(
     stored = await repo.get(RUN_1)
     assert stored is not None
     assert stored.status is RunStatus.RUNNING  # not written, never made up
-    # released: its lease lapses, and the sweeper ends it once the store is back
+    # released: its lease lapses, and the sweeper ends it once the store is back (here after one attempt)
     repo.refuse_final = False
     h.clock.advance(60)
-    assert await ExpireLapsedRuns(runs=repo, clock=h.clock).execute() == 1
+    recover = RecoverLapsedRuns(runs=repo, scheduler=h.scheduler, clock=h.clock, max_attempts=1)
+    assert (await recover.execute()).expired == 1
     expired = await repo.get(RUN_1)
     assert expired is not None
     assert (expired.status, expired.failure_reason) == (RunStatus.EXPIRED, WORKER_LOST)
@@ -132,7 +136,7 @@ async def test_a_stale_attempt_stops_the_retries_at_once() -> None:
 async def test_the_final_status_is_written_only_once_the_trace_is_stored() -> None:
     repo = OutageRunRepository()
     sink = GatedTraceSink()
-    h = Harness(SCRIPT, [add], runs=repo, trace=sink, observers=[])
+    h = Harness(SCRIPT, [ADD], runs=repo, trace=sink, observers=[])
     task = asyncio.create_task(h.run("2 + 3?"))
 
     await asyncio.wait_for(sink.flushing.wait(), 30)
@@ -152,7 +156,7 @@ async def test_a_trace_flush_that_fails_is_retried_before_the_run_ends() -> None
     sink = FlakyFlushTraceSink(failures=2)
     clock = FixedClock()
     sleeper = ClockSleeper(clock)
-    h = Harness(SCRIPT, [add], runs=repo, trace=sink, observers=[], clock=clock, sleep=sleeper, backoff=STEADY)
+    h = Harness(SCRIPT, [ADD], runs=repo, trace=sink, observers=[], clock=clock, sleep=sleeper, backoff=STEADY)
 
     run = await h.run("2 + 3?")
 
@@ -167,7 +171,7 @@ async def test_a_trace_store_down_past_the_budget_fails_the_run_but_keeps_its_an
     clock = FixedClock()
     h = Harness(
         SCRIPT,
-        [add],
+        [ADD],
         runs=repo,
         trace=sink,
         observers=[],
@@ -225,7 +229,7 @@ async def test_a_trace_sink_that_refuses_steps_is_not_waited_for() -> None:
     repo = OutageRunRepository()
     clock = FixedClock()
     sleeper = ClockSleeper(clock)
-    h = Harness(SCRIPT, [add], runs=repo, trace=FailingTraceSink(), clock=clock, sleep=sleeper, backoff=STEADY)
+    h = Harness(SCRIPT, [ADD], runs=repo, trace=FailingTraceSink(), clock=clock, sleep=sleeper, backoff=STEADY)
 
     run = await h.run("2 + 3?")
 

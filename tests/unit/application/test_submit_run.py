@@ -9,6 +9,7 @@ from agentkit.adapters.llm.scripted import ScriptedLLMClient
 from agentkit.adapters.memory import (
     FixedClock,
     InMemoryRateLimiter,
+    InMemoryRunEvents,
     InMemoryRunRepository,
     InMemorySessionStore,
     InMemoryTraceSink,
@@ -19,6 +20,7 @@ from agentkit.application.agent import AgentConfig, AgentLoop
 from agentkit.application.errors import IdempotencyConflict, Overloaded, RateLimited, StoreUnavailable
 from agentkit.application.runs.create_run import CreateRun, CreateRunInput
 from agentkit.application.runs.submit_run import SubmitRun, SubmitRunResult
+from agentkit.application.runs.wait_for_run import WaitForRun
 from agentkit.application.tools import Tool, ToolRegistry, tool
 from agentkit.domain.errors import InvalidGoal
 from agentkit.domain.run import Run, RunStatus
@@ -96,7 +98,8 @@ class Rig:
             clock=self.clock,
             config=AgentConfig(),
         )
-        self.scheduler = InlineRunScheduler(loop, max_in_flight=cap)
+        self.events = InMemoryRunEvents()
+        self.scheduler = InlineRunScheduler(loop, events=self.events, max_in_flight=cap)
         create = CreateRun(
             runs=self.runs, clock=self.clock, ids=SequentialIdGenerator(), max_steps=5, max_goal_chars=50
         )
@@ -105,6 +108,8 @@ class Rig:
             scheduler=self.scheduler,
             admission=self.scheduler,
             runs=self.runs,
+            events=self.events,
+            clock=self.clock,
             limiter=self.limiter,
             limit_per_min=limit_per_min,
         )
@@ -126,10 +131,8 @@ class Rig:
         self.gate.opened.set()
         ended: list[Run] = []
         for result in results:
-            await self.scheduler.wait(result.run.id, 30)  # returns at once for a run that already ended
-            stored = await self.runs.get(result.run.id)
-            assert stored is not None
-            ended.append(stored)
+            waiter = WaitForRun(runs=self.runs, events=self.events, scheduler=self.scheduler, clock=self.clock)
+            ended.append(await waiter.execute(result.run.id, OWNER, wait_s=30))
         return ended
 
 

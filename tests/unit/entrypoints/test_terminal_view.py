@@ -9,7 +9,7 @@ from rich.console import Console
 from agentkit.domain.ids import OwnerId, RunId, ToolCallId
 from agentkit.domain.messages import ToolCall, Usage
 from agentkit.domain.run import Run, RunStatus
-from agentkit.domain.steps import LLMStep, ToolStep
+from agentkit.domain.steps import LLMStep, Step, ToolStep
 from agentkit.domain.tools import ToolResult, ToolSchema
 from agentkit.entrypoints.cli.rich_console import RichStepPrinter, print_run, print_tools, print_trace
 from agentkit.entrypoints.cli.run_view import RunView, is_terminal
@@ -143,7 +143,7 @@ def test_a_run_and_its_trace_as_tables() -> None:
         created_at=NOW,
     )
     call = ToolCall(id=ToolCallId("c1"), name="add", arguments={"a": 2, "b": 3})
-    steps = [
+    steps: list[Step] = [
         LLMStep(run_id=RUN, step_no=1, created_at=NOW, latency_ms=3.0, tool_calls=(call,)),
         ToolStep(
             run_id=RUN,

@@ -1,6 +1,7 @@
 """In-memory adapters of every port: for tests, benchmarks and library use in one process."""
 
 from agentkit.adapters.memory.clock import FixedClock, SequentialIdGenerator
+from agentkit.adapters.memory.events import InMemoryRunEvents
 from agentkit.adapters.memory.rate_limiter import InMemoryRateLimiter
 from agentkit.adapters.memory.runs import InMemoryRunRepository
 from agentkit.adapters.memory.sessions import InMemorySessionStore
@@ -10,6 +11,7 @@ __all__ = [
     "FailingTraceSink",
     "FixedClock",
     "InMemoryRateLimiter",
+    "InMemoryRunEvents",
     "InMemoryRunRepository",
     "InMemorySessionStore",
     "InMemoryTraceSink",

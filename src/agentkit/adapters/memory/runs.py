@@ -6,9 +6,9 @@ from datetime import datetime
 import msgspec
 
 from agentkit.application.errors import IdempotencyConflict, StaleAttempt
-from agentkit.application.ports.run_repository import RunRepository
+from agentkit.application.ports.run_repository import LapsedCursor, RunRepository, cursor_of
 from agentkit.domain.ids import OwnerId, RunId
-from agentkit.domain.run import Run, RunStatus, expire
+from agentkit.domain.run import Run, RunStatus, claim, claimable, expire
 
 
 class InMemoryRunRepository(RunRepository):
@@ -47,19 +47,33 @@ class InMemoryRunRepository(RunRepository):
             run = msgspec.structs.replace(run, cancel_requested=True)
         self._runs[run.id] = run
 
+    async def claim(self, run_id: RunId, *, attempt: int, now: datetime, until: datetime) -> Run | None:
+        """Take the run under a new attempt, if it is unfinished under `attempt`."""
+        stored = self._runs.get(run_id)
+        if stored is None or stored.attempt != attempt or not claimable(stored, now=now):
+            return None
+        taken = claim(stored, now=now, lease_until=until)
+        self._runs[run_id] = taken
+        return taken
+
     async def request_cancel(self, run_id: RunId) -> None:
         """Set the cancel flag of a running run."""
         stored = self._runs.get(run_id)
         if stored is not None and stored.status is RunStatus.RUNNING:
             self._runs[run_id] = msgspec.structs.replace(stored, cancel_requested=True)
 
-    async def lapsed(self, now: datetime, *, limit: int = 100) -> list[Run]:
-        """Unfinished runs whose lease expired."""
-        found = [
-            run
-            for run in self._runs.values()
-            if not run.is_terminal and run.expires_at is not None and run.expires_at < now
-        ]
+    async def lapsed(self, now: datetime, *, limit: int = 100, after: LapsedCursor | None = None) -> list[Run]:
+        """Unfinished runs whose lease expired, longest-lapsed first, past `after`."""
+        found = sorted(
+            (
+                run
+                for run in self._runs.values()
+                if not run.is_terminal and run.expires_at is not None and run.expires_at < now
+            ),
+            key=cursor_of,
+        )
+        if after is not None:
+            found = [run for run in found if cursor_of(run) > after]
         return found[:limit]
 
     async def renew_leases(self, run_ids: Sequence[RunId], *, now: datetime, until: datetime) -> set[RunId]:
@@ -73,9 +87,10 @@ class InMemoryRunRepository(RunRepository):
                     cancelled.add(run_id)
         return cancelled
 
-    async def expire_lapsed(self, now: datetime, *, reason: str, limit: int = 100) -> list[Run]:
-        """Expire the unfinished runs whose lease lapsed."""
-        expired = [expire(run, now=now, reason=reason) for run in await self.lapsed(now, limit=limit)]
+    async def expire_lapsed(self, now: datetime, *, reason: str, limit: int = 100, min_attempt: int = 0) -> list[Run]:
+        """Expire the unfinished runs whose lease lapsed, taken at least `min_attempt` times."""
+        lapsed = [run for run in await self.lapsed(now, limit=len(self._runs)) if run.attempt >= min_attempt]
+        expired = [expire(run, now=now, reason=reason) for run in lapsed[:limit]]
         for run in expired:
             self._runs[run.id] = run
         return expired

@@ -20,6 +20,8 @@ class _LLMResult(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     tool_calls: tuple[ToolCall, ...] = ()
     finish_reason: FinishReason | None = None
     attempts: int = 1
+    refusal: str | None = None
+    provider_data: dict[str, Any] | None = None
 
 
 def _text(value: str | None) -> str | None:
@@ -69,6 +71,7 @@ def run_to_row(run: Run) -> dict[str, Any]:
         "idempotency_key": run.idempotency_key,
         "request_fingerprint": run.request_fingerprint,
         "attempt": run.attempt,
+        "calling": run.calling,
     }
 
 
@@ -97,6 +100,7 @@ def row_to_run(row: Mapping[Any, Any]) -> Run:
         idempotency_key=row["idempotency_key"],
         request_fingerprint=row["request_fingerprint"],
         attempt=row["attempt"],
+        calling=row["calling"],
     )
 
 
@@ -115,6 +119,8 @@ def step_to_row(step: Step) -> dict[str, Any]:
                 tool_calls=step.tool_calls,
                 finish_reason=step.finish_reason,
                 attempts=step.attempts,
+                refusal=step.refusal,
+                provider_data=step.provider_data,
             ),
             "error": _text(step.error),
             "latency_ms": step.latency_ms,
@@ -151,6 +157,8 @@ def row_to_step(row: Mapping[Any, Any]) -> Step:
             finish_reason=result.finish_reason,
             attempts=result.attempts,
             error=row["error"],
+            refusal=result.refusal,
+            provider_data=result.provider_data,
         )
     return ToolStep(
         run_id=run_id,

@@ -5,7 +5,7 @@ from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
-from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy import bindparam, delete, func, literal, or_, select, tuple_, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
@@ -14,7 +14,7 @@ from agentkit.adapters.outage import OutageWatch, store_outage
 from agentkit.adapters.postgres.mapping import is_uuid, row_to_run, run_to_row
 from agentkit.adapters.postgres.tables import runs
 from agentkit.application.errors import IdempotencyConflict, StaleAttempt, StoreUnavailable
-from agentkit.application.ports.run_repository import RunRepository
+from agentkit.application.ports.run_repository import LapsedCursor, RunRepository
 from agentkit.domain.ids import OwnerId, RunId
 from agentkit.domain.run import Run, RunStatus, expire
 
@@ -141,6 +141,40 @@ class SqlaRunRepository(RunRepository):
             raise
 
     @_postgres
+    async def claim(self, run_id: RunId, *, attempt: int, now: datetime, until: datetime) -> Run | None:
+        """One UPDATE, a compare-and-set on `attempt`: the domain's `claimable` and `claim` done in place.
+
+        The statement repeats the domain rule in SQL so that the check and the change are one atomic
+        step: of two executors claiming the same run, the second finds the attempt moved on.
+        """
+        if not is_uuid(run_id):
+            return None
+        query = (
+            update(runs)
+            .where(
+                runs.c.id == run_id,
+                runs.c.attempt == attempt,
+                # the domain's `claimable`: pending, or running with its lease lapsed
+                or_(
+                    runs.c.status == RunStatus.PENDING.value,
+                    (runs.c.status == RunStatus.RUNNING.value)
+                    & or_(runs.c.expires_at.is_(None), runs.c.expires_at <= now),
+                ),
+            )
+            .values(
+                status=RunStatus.RUNNING.value,
+                attempt=runs.c.attempt + 1,
+                started_at=func.coalesce(runs.c.started_at, now),
+                heartbeat_at=now,
+                expires_at=until,
+            )
+            .returning(*runs.c)
+        )
+        async with self._single.connect() as conn:
+            row = (await conn.execute(query)).mappings().first()
+        return None if row is None else row_to_run(row)
+
+    @_postgres
     async def request_cancel(self, run_id: RunId) -> None:
         """Set the cancel flag of a running run; any other run is left as it is."""
         if not is_uuid(run_id):
@@ -154,14 +188,22 @@ class SqlaRunRepository(RunRepository):
             await conn.execute(query)
 
     @_postgres
-    async def lapsed(self, now: datetime, *, limit: int = 100) -> list[Run]:
-        """Unfinished runs whose lease expired before `now` (see `expire_lapsed` on outages), longest-lapsed first."""
+    async def lapsed(self, now: datetime, *, limit: int = 100, after: LapsedCursor | None = None) -> list[Run]:
+        """Unfinished runs whose lease expired before `now` (see `expire_lapsed` on outages), longest-lapsed first.
+
+        Keyset paging on (expires_at, id), which the partial index on unfinished runs' expiry serves.
+        """
         query = (
             select(runs)
             .where(runs.c.status.in_(_UNFINISHED), runs.c.expires_at < self.watch.lapse_cutoff(now))
-            .order_by(runs.c.expires_at)
+            .order_by(runs.c.expires_at, runs.c.id)
             .limit(limit)
         )
+        if after is not None:
+            query = query.where(
+                tuple_(runs.c.expires_at, runs.c.id)
+                > tuple_(literal(after[0], runs.c.expires_at.type), literal(after[1], runs.c.id.type))
+            )
         async with self._engine.connect() as conn:
             rows = (await conn.execute(query)).mappings().all()
         return [row_to_run(row) for row in rows]
@@ -186,7 +228,7 @@ class SqlaRunRepository(RunRepository):
         return {RunId(str(run_id)) for run_id, cancel_requested in rows if cancel_requested}
 
     @_postgres
-    async def expire_lapsed(self, now: datetime, *, reason: str, limit: int = 100) -> list[Run]:
+    async def expire_lapsed(self, now: datetime, *, reason: str, limit: int = 100, min_attempt: int = 0) -> list[Run]:
         """Move unfinished runs whose lease lapsed to `expired`, atomically; return them.
 
         The rows are locked while they change (FOR UPDATE), so a lease renewed meanwhile is seen and
@@ -199,7 +241,11 @@ class SqlaRunRepository(RunRepository):
         """
         query = (
             select(runs)
-            .where(runs.c.status.in_(_UNFINISHED), runs.c.expires_at < self.watch.lapse_cutoff(now))
+            .where(
+                runs.c.status.in_(_UNFINISHED),
+                runs.c.expires_at < self.watch.lapse_cutoff(now),
+                runs.c.attempt >= min_attempt,
+            )
             .order_by(runs.c.expires_at)
             .limit(limit)
             .with_for_update(skip_locked=True)

@@ -60,6 +60,8 @@ runs = Table(
     Column("idempotency_key", Text),
     Column("request_fingerprint", Text),
     Column("attempt", Integer, nullable=False, server_default="0"),
+    # the call of a non-idempotent tool that may be running (a resumed run must not repeat it)
+    Column("calling", Text),
     Index("ix_runs_session_id", "session_id"),
     Index("ix_runs_owner_created_at", "owner", "created_at"),
     Index(

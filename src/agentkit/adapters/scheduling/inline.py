@@ -1,14 +1,17 @@
-"""Inline scheduling: the API process runs each run as an asyncio task."""
+"""Inline scheduling: the process that accepted a run executes it as an asyncio task."""
 
 import asyncio
 import functools
 
 import structlog
 
+from agentkit.adapters.scheduling.recovery import Recovery
 from agentkit.adapters.scheduling.sweeper import LeaseSweeper
 from agentkit.application.agent.loop import AgentLoop
+from agentkit.application.errors import StaleAttempt
 from agentkit.application.ports.run_admission import RunAdmission
-from agentkit.application.ports.run_scheduler import RunScheduler, WaitResult
+from agentkit.application.ports.run_events import RunEvents
+from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.domain.ids import RunId
 from agentkit.domain.run import Run
 
@@ -16,32 +19,41 @@ logger = structlog.get_logger(__name__)
 
 
 class InlineRunScheduler(RunScheduler, RunAdmission):
-    """Runs each submitted run as a task of this process's event loop.
+    """Runs each submitted (or resumed) run as a task of this process's event loop.
 
-    The task's outcome is persisted by the loop itself; this class only keeps the tasks so that
-    waits can await them and shutdown can let them finish (or interrupt them, which the loop
-    records as `failed: interrupted`).
+    The task's outcome is persisted by the loop itself; this class keeps the tasks so shutdown can
+    let them finish, or hand them back (the loop stores their trace and gives their lease up, and a
+    restarted or other process resumes them). When a task ends, its run's end is published: waiters
+    here get the run itself, waiters in other processes the word.
 
     It is also the admission count, since it knows what runs here: runs in flight are the running
     tasks plus the places reserved for runs being stored; with `max_in_flight` set, no reservation
-    is granted past it. A task frees its place when it ends, whatever the outcome.
+    is granted past it, and lapsed runs are resumed only into free places.
 
     Args:
         loop: Executes the runs.
+        events: Where run ends are published and cancels heard.
         max_in_flight: Runs this process takes on at once (None: no cap).
-        sweeper: Ends the runs whose executor died (any process's), while the scheduler is started.
+        recovery: Runs a sweeper beside the scheduler that resumes lapsed runs here (None: no sweeper).
     """
 
     def __init__(
-        self, loop: AgentLoop, *, max_in_flight: int | None = None, sweeper: LeaseSweeper | None = None
+        self,
+        loop: AgentLoop,
+        *,
+        events: RunEvents,
+        max_in_flight: int | None = None,
+        recovery: Recovery | None = None,
     ) -> None:
         self._loop = loop
-        self._sweeper = sweeper
-        self._tasks: dict[RunId, asyncio.Task[Run]] = {}
+        self._events = events
+        self._sweeper: LeaseSweeper | None = None if recovery is None else recovery.sweeper_for(self)
+        self._tasks: dict[RunId, asyncio.Task[Run | None]] = {}
         self._stopping = asyncio.Event()
         self._drain: asyncio.Task[None] | None = None
         self._max_in_flight = max_in_flight
         self._reserved = 0
+        events.on_cancel(loop.request_cancel)
 
     @property
     def accepting(self) -> bool:
@@ -63,33 +75,25 @@ class InlineRunScheduler(RunScheduler, RunAdmission):
         """Give back a reserved place (the run's task, if it was submitted, now holds one of its own)."""
         self._reserved = max(self._reserved - 1, 0)
 
-    def submit(self, run: Run) -> None:
+    async def submit(self, run: Run) -> None:
         """Start the run in the background."""
-        task = asyncio.create_task(self._loop.run(run), name=f"run-{run.id}")
-        self._tasks[run.id] = task
-        task.add_done_callback(functools.partial(self._finished, run.id))
+        self._spawn(run)
 
-    def notify_cancel(self, run_id: RunId) -> None:
-        """Pass the cancel to the loop (it ignores runs it does not hold)."""
-        self._loop.request_cancel(run_id)
+    async def resume(self, run: Run) -> bool:
+        """Take a lapsed run over here, if there is a free place (and it is not already running here)."""
+        if not self.accepting or not self.has_room():
+            return False
+        if run.id not in self._tasks:
+            self._spawn(run)
+        return True
 
-    async def wait(self, run_id: RunId, timeout_s: float) -> WaitResult:
-        """Wait for the run's task; the ended run comes back with the result, no read needed."""
-        task = self._tasks.get(run_id)
-        if task is None:
-            return WaitResult(here=False)
-        if not task.done() and not self._stopping.is_set():
-            stopping = asyncio.ensure_future(self._stopping.wait())
-            try:
-                await asyncio.wait({task, stopping}, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                stopping.cancel()
-        if not task.done() or task.cancelled() or task.exception() is not None:
-            return WaitResult(here=True)
-        return WaitResult(here=True, run=task.result())
+    async def notify_cancel(self, run_id: RunId) -> None:
+        """Publish the cancel: the loop hears it here at once, other processes through the events."""
+        await self._events.publish_cancel(run_id)
 
     async def start(self) -> None:
-        """Begin the background duties: the lease sweeper."""
+        """Begin the background duties: the event subscription and the lease sweeper."""
+        await self._events.start()
         if self._sweeper is not None:
             self._sweeper.start()
 
@@ -97,6 +101,7 @@ class InlineRunScheduler(RunScheduler, RunAdmission):
         """Refuse new runs, wake every wait, and give running runs `grace_s` from now."""
         if self._drain is None:
             self._stopping.set()
+            self._events.interrupt_waits()
             self._drain = asyncio.create_task(self._drain_runs(grace_s), name="agentkit-scheduler-drain")
 
     async def shutdown(self, grace_s: float) -> None:
@@ -107,8 +112,23 @@ class InlineRunScheduler(RunScheduler, RunAdmission):
         assert self._drain is not None  # noqa: S101 - begin_shutdown set it
         await self._drain
 
+    def _spawn(self, run: Run) -> None:
+        task = asyncio.create_task(self._execute(run), name=f"run-{run.id}")
+        self._tasks[run.id] = task
+        task.add_done_callback(functools.partial(self._finished, run.id))
+
+    async def _execute(self, run: Run) -> Run | None:
+        try:
+            ended = await self._loop.run(run)
+        except StaleAttempt:
+            return None  # another executor claimed it first (or took it over): nothing to do here
+        finally:
+            self._tasks.pop(run.id, None)  # its place is free before anyone hears of the end
+        await self._events.publish_ended(ended)
+        return ended
+
     async def _drain_runs(self, grace_s: float) -> None:
-        """Give running runs `grace_s` to finish, then cancel the rest (they persist `failed`)."""
+        """Give running runs `grace_s` to finish, then cancel the rest (they are handed back)."""
         tasks = list(self._tasks.values())
         if not tasks:
             return
@@ -118,9 +138,9 @@ class InlineRunScheduler(RunScheduler, RunAdmission):
             task.cancel()
         if pending:
             await asyncio.wait(pending)
-            logger.warning("runs_interrupted_at_shutdown", runs=len(pending))
+            logger.warning("runs_handed_back_at_shutdown", runs=len(pending))
 
-    def _finished(self, run_id: RunId, task: asyncio.Task[Run]) -> None:
+    def _finished(self, run_id: RunId, task: asyncio.Task[Run | None]) -> None:
         self._tasks.pop(run_id, None)
         if not task.cancelled() and task.exception() is not None:
             logger.error("run_task_failed", run_id=run_id, error=repr(task.exception()))

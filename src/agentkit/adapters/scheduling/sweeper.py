@@ -1,25 +1,26 @@
-"""LeaseSweeper: ends the runs whose executor died, a pass every half lease, beside the scheduler."""
+"""LeaseSweeper: resumes or ends the runs whose executor died, a pass every half lease, beside the scheduler."""
 
 import asyncio
 import contextlib
 
 import structlog
 
-from agentkit.application.runs.expire_runs import ExpireLapsedRuns
+from agentkit.application.runs.recover_runs import RecoverLapsedRuns
 
 logger = structlog.get_logger(__name__)
 
 
 class LeaseSweeper:
-    """Runs `ExpireLapsedRuns` every `interval_s` while it is started; a failed pass is logged and retried.
+    """Runs `RecoverLapsedRuns` every `interval_s` while it is started; a failed pass is logged and retried.
 
     Args:
-        expire: The use-case that ends lapsed runs.
-        interval_s: The pause between passes (half the lease: a dead executor's runs end within 1.5 leases).
+        recover: The use-case that resumes or expires lapsed runs.
+        interval_s: The pause between passes (half the lease: a dead executor's runs are taken over
+            within 1.5 leases).
     """
 
-    def __init__(self, expire: ExpireLapsedRuns, *, interval_s: float) -> None:
-        self._expire = expire
+    def __init__(self, recover: RecoverLapsedRuns, *, interval_s: float) -> None:
+        self._recover = recover
         self._interval_s = interval_s
         self._task: asyncio.Task[None] | None = None
 
@@ -36,10 +37,15 @@ class LeaseSweeper:
                 await self._task
             self._task = None
 
+    async def sweep_now(self) -> None:
+        """One pass now (start-up: runs handed back by a stopped process resume at once)."""
+        try:
+            await self._recover.execute()
+        except Exception as exc:
+            logger.warning("sweep_failed", error=str(exc))
+
     async def _sweep(self) -> None:
+        await self.sweep_now()
         while True:
             await asyncio.sleep(self._interval_s)
-            try:
-                await self._expire.execute()
-            except Exception as exc:
-                logger.warning("sweep_failed", error=str(exc))
+            await self.sweep_now()

@@ -191,7 +191,7 @@ class _Evaluator:
 def make_calculator_tool(limits: CalculatorLimits) -> Tool[[str], str]:
     """The `calculator` tool with the given limits."""
 
-    @tool(name="calculator")
+    @tool(name="calculator", idempotent=True)
     def calculator(expression: str) -> str:
         """Evaluate an arithmetic expression exactly and return the result.
 

@@ -2,6 +2,7 @@
 
 import asyncio
 from collections.abc import Sequence
+from typing import cast
 
 from agentkit.application.agent.config import AgentConfig
 from agentkit.application.agent.lease import LeaseKeeper
@@ -10,7 +11,7 @@ from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.session_store import SessionStore
-from agentkit.application.ports.trace_sink import TraceSink
+from agentkit.application.ports.trace_sink import TraceReader, TraceSink
 from agentkit.application.tools.registry import ToolRegistry
 
 
@@ -22,6 +23,7 @@ class LoopDeps:
         tools: The registry of the tools every run may call.
         runs: Where runs are stored.
         trace: The durable trace sink: a run claims success only once it holds every step.
+        reader: Reads a run's stored steps back, to resume it where they end.
         observers: Sinks that see each step as it happens (the CLI's live output); their failures
             are logged and cost the run nothing.
         sessions: Conversation memory.
@@ -39,6 +41,7 @@ class LoopDeps:
         "leases",
         "llm",
         "observers",
+        "reader",
         "runs",
         "sessions",
         "sleep",
@@ -56,10 +59,16 @@ class LoopDeps:
         sessions: SessionStore,
         clock: Clock,
         config: AgentConfig,
+        reader: TraceReader | None = None,
         observers: Sequence[TraceSink] = (),
         sleep: Sleep = asyncio.sleep,
         backoff: Backoff | None = None,
     ) -> None:
+        if reader is None:
+            if not hasattr(trace, "steps"):
+                raise TypeError("the loop needs a TraceReader (or a trace sink that reads its steps back)")
+            reader = cast(TraceReader, trace)
+        self.reader = reader
         self.llm = llm
         self.tools = tools
         self.runs = runs

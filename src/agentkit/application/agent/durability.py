@@ -31,25 +31,74 @@ def retried(deps: LoopDeps, write: Callable[[], Awaitable[T]], what: str, deadli
     return until_stored(write, what=what, deadline=deadline, clock=deps.clock, sleep=deps.sleep, backoff=deps.backoff)
 
 
-async def store_start(deps: LoopDeps, pending: Run) -> Run:
-    """Move the run to `running` under a new attempt and a lease, and store that.
+async def store_start(deps: LoopDeps, run: Run) -> Run:
+    """Claim the run for this executor under a new attempt and a lease (start it, or resume it).
 
     Raises:
-        StoreUnavailable: the store stayed down for `store_retry_s`. The run was never started: it stays
-            pending in the store, and once its lease lapses the sweeper ends it `expired` (worker_lost).
+        StaleAttempt: another executor claimed it first, or it ended meanwhile.
+        StoreUnavailable: the store stayed down for `store_retry_s`. The run was not taken: once its
+            lease lapses the sweeper hands it to another executor (or ends it after MAX_RUN_ATTEMPTS).
     """
     clock, config = deps.clock, deps.config
 
     async def write() -> Run:
-        started = runs.start(pending, now=clock.now(), lease_until=clock.now() + timedelta(seconds=config.lease_s))
-        await deps.runs.save(started)
-        return started
+        now = clock.now()
+        taken = await deps.runs.claim(
+            run.id, attempt=run.attempt, now=now, until=now + timedelta(seconds=config.lease_s)
+        )
+        if taken is None:
+            raise StaleAttempt(
+                f"run {run.id} was taken by another executor, or ended, before attempt {run.attempt + 1}"
+            )
+        return taken
 
     try:
         return await retried(deps, write, "run_start", clock.monotonic() + config.store_retry_s)
     except StoreUnavailable:
         logger.error("run_start_abandoned", retried_s=config.store_retry_s)
         raise
+
+
+async def store_calling(deps: LoopDeps, recorder: StepRecorder, run: Run) -> None:
+    """Store the trace so far, then the run with the non-idempotent call it is about to make.
+
+    The trace first: a resumed run must find the results of the calls before this one, or it could
+    not tell this call's missing result from theirs. A trace the sink already refused steps of is
+    not waited for: that run cannot end `succeeded` whatever happens (its trace has a gap).
+
+    Raises:
+        StoreUnavailable: not stored within `store_retry_s`; the call is not made.
+        StaleAttempt: another executor owns the run now.
+    """
+    deadline = deps.clock.monotonic() + deps.config.store_retry_s
+    if not recorder.gaps:
+        await retried(deps, lambda: recorder.flush_durable(deadline), "trace", deadline)
+    await retried(deps, lambda: deps.runs.save(run), "run_calling", deadline)
+
+
+async def hand_back(deps: LoopDeps, recorder: StepRecorder, run: Run) -> None:
+    """The process is stopping: store the trace and give the run's lease up, so another executor resumes it.
+
+    Shielded (a second cancel does not cut it off) and bounded by LAST_SAVE_S each: what cannot be
+    stored in time is resumed from the last stored step once the lease lapses as it would anyway.
+    """
+    clock = deps.clock
+
+    async def store() -> None:
+        deadline = clock.monotonic() + LAST_SAVE_S
+        await recorder.flush_observers()
+        await retried(deps, lambda: recorder.flush_durable(deadline), "trace", deadline)
+        handed = runs.hand_back(run, now=clock.now())
+        await retried(deps, lambda: deps.runs.save(handed), "run_hand_back", clock.monotonic() + LAST_SAVE_S)
+        logger.info("run_handed_back", steps=recorder.step_no)
+
+    try:
+        async with asyncio.timeout(3 * LAST_SAVE_S):
+            await asyncio.shield(store())
+    except (StoreUnavailable, TimeoutError) as exc:
+        logger.warning("run_hand_back_failed", error=str(exc) or "timed out")
+    except StaleAttempt:
+        logger.warning("run_lost_lease")
 
 
 async def persist_final(

@@ -7,8 +7,9 @@ import structlog
 
 from agentkit.application.agent.config import STRUCTURED_OUTPUT_PROMPT, STRUCTURED_OUTPUT_REMINDER
 from agentkit.application.agent.deps import LoopDeps
-from agentkit.application.agent.durability import last_save, persist_final, store_start
+from agentkit.application.agent.durability import hand_back, last_save, persist_final, store_calling, store_start
 from agentkit.application.agent.recorder import StepRecorder
+from agentkit.application.agent.replay import Answered, replay
 from agentkit.application.errors import LLMError, StaleAttempt, StoreUnavailable
 from agentkit.application.tools.context import ToolContext
 from agentkit.application.tools.final_result import final_result_tool
@@ -29,7 +30,18 @@ class RunExecution:
     It reads its dependencies from `deps` and writes only its own state.
     """
 
-    __slots__ = ("context", "deps", "limits", "messages", "recorder", "run", "schemas", "system_prompt", "tools")
+    __slots__ = (
+        "context",
+        "deps",
+        "limits",
+        "messages",
+        "recorder",
+        "resumed_calls",
+        "run",
+        "schemas",
+        "system_prompt",
+        "tools",
+    )
 
     def __init__(self, deps: LoopDeps, run: Run) -> None:
         self.deps = deps
@@ -49,11 +61,14 @@ class RunExecution:
             output_required=run.output_schema is not None,
         )
         self.messages: list[Message] = []
+        # the calls a resumed run found without a stored result (the first may have been started)
+        self.resumed_calls: Sequence[ToolCall] = ()
 
     async def go(self) -> Run:
         """Execute the run to its end and store that; return the run as stored."""
         # every log line of the run, adapters' included, carries its run_id
         log_context = structlog.contextvars.bind_contextvars(run_id=self.run.id)
+        attempt_before = self.run.attempt
         leases = self.deps.leases
         # held from the start: the lease stays renewed while a write is retried through an outage
         leases.hold(self.run.id)
@@ -61,8 +76,9 @@ class RunExecution:
             try:
                 final = await self._execute()
             except asyncio.CancelledError:
-                interrupted = self._end(RunStatus.FAILED, "interrupted: the process running it stopped")
-                await last_save(self.deps, self.recorder, self.run, interrupted)
+                if self.run.status is RunStatus.RUNNING:
+                    # the process is stopping: another executor resumes the run from its stored steps
+                    await hand_back(self.deps, self.recorder, self.run)
                 raise
             try:
                 return await persist_final(self.deps, self.recorder, self.run, final)
@@ -70,20 +86,30 @@ class RunExecution:
                 await last_save(self.deps, self.recorder, self.run, final)  # stopping while the store is down
                 raise
         except StaleAttempt:
-            logger.warning("run_lost_lease")
+            if self.run.status is RunStatus.RUNNING and self.run.attempt > attempt_before:
+                logger.warning("run_lost_lease")
+            else:  # not claimed: another executor took it first, or it ended (a duplicate job, say)
+                logger.info("run_not_claimed", attempt=attempt_before)
             raise
         finally:
             leases.release(self.run.id)
             structlog.contextvars.reset_contextvars(**log_context)
 
     async def _execute(self) -> Run:
-        """Start the run and drive it to its outcome (not yet stored)."""
+        """Claim the run and drive it to its outcome (not yet stored)."""
         config = self.deps.config
+        resuming = self.run.status is RunStatus.RUNNING
         self.run = await store_start(self.deps, self.run)
-        logger.info("run_started", goal_chars=len(self.run.goal), max_steps=self.run.max_steps)
+        if resuming:
+            logger.info("run_resumed", attempt=self.run.attempt)
+        else:
+            logger.info("run_started", goal_chars=len(self.run.goal), max_steps=self.run.max_steps)
         try:
             async with asyncio.timeout(config.run_timeout_s):
-                return await self._turns()
+                state = await self._open(resuming)
+                if isinstance(state, Run):
+                    return state
+                return await self._turns(state)
         except TimeoutError:
             return self._end(RunStatus.TIMED_OUT, f"the run took longer than {config.run_timeout_s:g} s")
         except LLMError as exc:
@@ -96,16 +122,35 @@ class RunExecution:
             logger.exception("run_crashed")
             return self._end(RunStatus.FAILED, f"internal error: {type(exc).__name__}")
 
-    async def _turns(self) -> Run:
-        """The loop: ask the model, act on the policy's decision, until the run ends."""
+    async def _open(self, resuming: bool) -> LoopState | Run:
+        """The conversation to go on with and the policy's state; or the run's end, if its steps decided it."""
         run = self.run
         history = [] if run.session_id is None else await self.deps.sessions.load(run.owner, run.session_id)
-        self.messages = [
-            Message(role="system", content=self.system_prompt),
-            *history,
-            Message(role="user", content=run.goal),
-        ]
-        state = LoopState()
+        opening = [Message(role="system", content=self.system_prompt), *history, Message(role="user", content=run.goal)]
+        if not resuming:
+            self.messages = opening
+            return LoopState()
+        steps = await self.deps.reader.steps(run.id)
+        point = replay(opening, steps, self.limits, self.tools)
+        self.messages = point.messages
+        self.recorder.step_no = point.last_step_no
+        self.run = runs.with_usage(run, input_tokens=point.usage.input_tokens, output_tokens=point.usage.output_tokens)
+        if isinstance(point.outcome, Answered):
+            await self._remember_session()
+            return runs.succeed(
+                self.run, now=self.deps.clock.now(), answer=point.outcome.answer, output=point.outcome.output
+            )
+        if point.outcome is not None:
+            return self._end(point.outcome.status, point.outcome.reason)
+        if point.pending:
+            self.resumed_calls = point.pending
+            finished = await self._call_tools(point.pending)
+            if finished is not None:
+                return finished
+        return point.state
+
+    async def _turns(self, state: LoopState) -> Run:
+        """The loop: ask the model, act on the policy's decision, until the run ends."""
         while True:
             if self._cancel_requested():
                 return self._end(RunStatus.CANCELLED, "cancelled on request")
@@ -148,6 +193,8 @@ class RunExecution:
                 finish_reason=None if failure else response.finish_reason,
                 attempts=response.attempts,
                 error=None if failure is None else str(failure),
+                refusal=response.refusal,
+                provider_data=response.provider_data,
             )
         )
         if failure is not None:
@@ -160,6 +207,10 @@ class RunExecution:
                 # the model's turn must stay whole for the provider: answer the skipped calls
                 self._skip(calls[index:], "skipped: the run was cancelled")
                 return self._end(RunStatus.CANCELLED, "cancelled on request")
+            interrupted = await self._before_call(call)
+            if interrupted is not None:
+                self._skip(calls[index:], "skipped: the run could not go on")
+                return self._end(RunStatus.FAILED, interrupted)
             result = await self.tools.execute(call, self.context)
             await self.recorder.record(
                 ToolStep(
@@ -173,6 +224,8 @@ class RunExecution:
                     result=result,
                 )
             )
+            if self.run.calling is not None:
+                self.run = runs.mark_calling(self.run, None)  # stored with the run's next write
             self.messages.append(
                 Message(role="tool", content=result.model_text(), tool_call_id=call.id, name=call.name)
             )
@@ -181,6 +234,24 @@ class RunExecution:
                 self._skip(calls[index + 1 :], "skipped: the task already ended")
                 await self._remember_session()
                 return runs.succeed(self.run, now=self.deps.clock.now(), answer=result.output, output=result.value)
+        return None
+
+    async def _before_call(self, call: ToolCall) -> str | None:
+        """Make a call safe to start: say why it must not be (a side effect that may have happened), or record it.
+
+        An idempotent tool needs nothing. A non-idempotent one is recorded on the run (`calling`)
+        before it starts; a resumed run that finds its first pending call recorded so cannot know
+        whether it ran, and does not run it again.
+        """
+        if self.tools.is_idempotent(call.name):
+            return None
+        if self.resumed_calls and call is self.resumed_calls[0] and self.run.calling == call.id:
+            return (
+                f"the run was interrupted while the tool {call.name!r} (call {call.id}) ran; it is not "
+                "idempotent, so it was not run again (mark it @tool(idempotent=True) if repeating it is safe)"
+            )
+        self.run = runs.mark_calling(self.run, call.id)
+        await store_calling(self.deps, self.recorder, self.run)
         return None
 
     def _skip(self, calls: Sequence[ToolCall], reason: str) -> None:

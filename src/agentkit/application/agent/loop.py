@@ -12,7 +12,7 @@ from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.session_store import SessionStore
-from agentkit.application.ports.trace_sink import TraceSink
+from agentkit.application.ports.trace_sink import TraceReader, TraceSink
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.domain.ids import RunId
 from agentkit.domain.run import Run
@@ -34,10 +34,18 @@ class AgentLoop:
       the run's lease; StaleAttempt stops them at once.
     - Limits: max steps, repeated calls and token budget (the pure policy), the run timeout, each
       tool's timeout (the registry), and cancel, honoured at every step boundary.
-    - The final status is persisted whatever happens, also when the task is cancelled (one last
-      bounded try, LAST_SAVE_S). A run that cannot store it, the store down past the retry budget or
-      at shutdown, says so in the log and is left to the sweeper, which ends it `expired` once its
-      lease lapses: every run still reaches a terminal status.
+    - Every execution claims the run under a new attempt (a compare-and-set: two executors never
+      both hold it). A run that was already running (its executor died, or handed it back) is
+      resumed: the conversation is rebuilt from its stored steps (`replay`), no stored LLM response
+      is asked for again, and a tool call without a stored result is made again only if the tool
+      is idempotent; a non-idempotent call that may have started ends the run `failed`, saying why.
+    - Before a non-idempotent tool starts, the trace is flushed and the call recorded on the run
+      (`calling`), so whoever resumes it knows whether the call may have run.
+    - The final status is persisted whatever happens. When the task is cancelled (the process is
+      stopping), the run is handed back instead: its trace stored and its lease given up, so another
+      executor (or this service, restarted) resumes it at once. A run that cannot store its outcome
+      says so in the log; once its lease lapses the sweeper resumes it, or ends it `expired` after
+      MAX_RUN_ATTEMPTS: every run still reaches a terminal status.
 
     The loop's dependencies are one `LoopDeps`; each run's state is a `RunExecution` built on them.
     """
@@ -52,11 +60,13 @@ class AgentLoop:
         sessions: SessionStore,
         clock: Clock,
         config: AgentConfig,
+        reader: TraceReader | None = None,
         observers: Sequence[TraceSink] = (),
         sleep: Sleep = asyncio.sleep,
         backoff: Backoff | None = None,
     ) -> None:
         self.deps = LoopDeps(
+            reader=reader,
             llm=llm,
             tools=tools,
             runs=runs,

@@ -8,6 +8,15 @@ from typing import Protocol
 from agentkit.domain.ids import OwnerId, RunId
 from agentkit.domain.run import Run
 
+LapsedCursor = tuple[datetime, RunId]
+"""Where a page of lapsed runs ended: the last run's lease expiry and id."""
+
+
+def cursor_of(run: Run) -> LapsedCursor:
+    """The keyset position of a lapsed run (its lease's expiry, then its id)."""
+    assert run.expires_at is not None  # noqa: S101 - lapsed runs have a lease
+    return (run.expires_at, run.id)
+
 
 class RunRepository(Protocol):
     """Stores runs; each write of a run is atomic."""
@@ -38,12 +47,26 @@ class RunRepository(Protocol):
         """
 
     @abstractmethod
+    async def claim(self, run_id: RunId, *, attempt: int, now: datetime, until: datetime) -> Run | None:
+        """Take the run for a new executor, if it is still unfinished under `attempt`; return it as taken.
+
+        One atomic compare-and-set: a pending run starts, a running one whose lease lapsed (its
+        executor died, or handed it back) resumes; either way under `attempt + 1`, with a lease until
+        `until`. Two executors racing for the same run cannot both win: the loser gets None, as does a
+        claim of a run that ended, moved on, or whose executor still holds its lease.
+        """
+
+    @abstractmethod
     async def request_cancel(self, run_id: RunId) -> None:
         """Set the cancel flag of a running run without touching anything else."""
 
     @abstractmethod
-    async def lapsed(self, now: datetime, *, limit: int = 100) -> list[Run]:
-        """Pending or running runs whose lease expired before `now`."""
+    async def lapsed(self, now: datetime, *, limit: int = 100, after: LapsedCursor | None = None) -> list[Run]:
+        """Pending or running runs whose lease expired before `now`, longest-lapsed first.
+
+        Keyset paging: `after` (the `cursor_of` the last run of the previous page) starts past it, so a
+        pass over thousands of lapsed runs reads each once, whatever it did with the earlier pages.
+        """
 
     @abstractmethod
     async def renew_leases(self, run_ids: Sequence[RunId], *, now: datetime, until: datetime) -> set[RunId]:
@@ -54,9 +77,10 @@ class RunRepository(Protocol):
         """
 
     @abstractmethod
-    async def expire_lapsed(self, now: datetime, *, reason: str, limit: int = 100) -> list[Run]:
+    async def expire_lapsed(self, now: datetime, *, reason: str, limit: int = 100, min_attempt: int = 0) -> list[Run]:
         """Atomically move pending or running runs whose lease lapsed before `now` to `expired`.
 
+        Only runs already taken `min_attempt` times or more are expired (the others may be resumed).
         A run whose lease was renewed meanwhile is not touched. Returns the expired runs.
         """
 

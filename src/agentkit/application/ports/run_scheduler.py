@@ -1,44 +1,40 @@
-"""The RunScheduler port: who executes accepted runs, and how to wait for one to end."""
+"""The RunScheduler port: who executes accepted runs (tasks of this process, or workers behind a queue)."""
 
 from abc import abstractmethod
 from typing import Protocol
-
-import msgspec
 
 from agentkit.domain.ids import RunId
 from agentkit.domain.run import Run
 
 
-class WaitResult(msgspec.Struct, frozen=True, kw_only=True):
-    """What a wait found.
-
-    Attributes:
-        here: The run executes in this process (else nothing here can tell when it ends).
-        run: The run as it ended, when it ended within the wait.
-    """
-
-    here: bool
-    run: Run | None = None
-
-
 class RunScheduler(Protocol):
-    """Executes pending runs in the background (inline tasks, or workers behind a queue)."""
+    """Hands stored runs to an executor: a new run to start, a lapsed one to resume.
+
+    Whoever executes a run claims it first (a compare-and-set on its attempt), so a run handed out
+    twice still runs once. Waiting for a run's end is not the scheduler's business: see
+    `application.runs.waiting`, which works whatever process executes the run.
+    """
 
     @abstractmethod
     async def start(self) -> None:
-        """Begin the scheduler's background duties (such as ending the runs of executors that died)."""
+        """Begin the background duties (the lease sweeper, the cancel subscription)."""
 
     @abstractmethod
-    def submit(self, run: Run) -> None:
-        """Start executing a stored pending run; returns at once."""
+    async def submit(self, run: Run) -> None:
+        """Have a stored pending run executed; returns once it is handed over (not when it ends).
+
+        Raises:
+            StoreUnavailable: the queue could not take it (queue mode); the run stays pending and the
+                sweeper hands it over once its lease lapses.
+        """
 
     @abstractmethod
-    def notify_cancel(self, run_id: RunId) -> None:
-        """A cancel was stored for this run: if it executes here, stop it at its next step boundary."""
+    async def resume(self, run: Run) -> bool:
+        """Have a lapsed run (its executor died, or handed it back) taken over; False if there is no room now."""
 
     @abstractmethod
-    async def wait(self, run_id: RunId, timeout_s: float) -> WaitResult:
-        """Wait up to `timeout_s` for a run executing here to end."""
+    async def notify_cancel(self, run_id: RunId) -> None:
+        """A cancel was stored for this run: tell its executor, wherever it runs, to stop at its next step."""
 
     @property
     @abstractmethod
@@ -47,15 +43,11 @@ class RunScheduler(Protocol):
 
     @abstractmethod
     def begin_shutdown(self, grace_s: float) -> None:
-        """Stop taking runs, end every wait at once, and start the runs' grace period now.
-
-        Called the moment the process is told to stop, so waiting requests answer with the run's
-        current state instead of holding the shutdown up, and the grace runs alongside them.
-        """
+        """Stop taking runs, end every wait at once, and start the runs' grace period now."""
 
     @abstractmethod
     async def shutdown(self, grace_s: float) -> None:
-        """Let running runs finish within the grace period, then interrupt the rest (they record why).
+        """Let running runs finish within the grace period, then hand the rest back (they resume elsewhere).
 
         Begins the shutdown first if `begin_shutdown` was not called; the grace counts from then.
         """

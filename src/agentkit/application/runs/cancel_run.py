@@ -18,8 +18,9 @@ class CancelRun:
     - A pending run is cancelled at once; a running run gets a cancel request and ends
       `cancelled` at its next step boundary; a cancelled run stays as it is.
     - A run that already ended otherwise cannot be cancelled (RunConflict).
-    - The request is stored first, then the scheduler is told, so a run executing in this process
-      stops at its next step; one executing elsewhere learns of it with its next lease renewal.
+    - The request is stored first, then the scheduler is told (an event every process hears), so
+      the run stops at its next step wherever it executes; should the event be lost, its executor
+      finds the stored request with its next lease renewal.
     """
 
     def __init__(self, *, runs: RunRepository, clock: Clock, scheduler: RunScheduler) -> None:
@@ -39,7 +40,7 @@ class CancelRun:
                 return run
             if run.status is RunStatus.RUNNING:
                 await self._runs.request_cancel(run_id)
-                self._scheduler.notify_cancel(run_id)
+                await self._scheduler.notify_cancel(run_id)
                 return cancelled
             try:
                 await self._runs.save(cancelled)

@@ -3,19 +3,24 @@
 import contextlib
 
 import msgspec
+import structlog
 
 from agentkit.application.errors import ApplicationError, Overloaded, RateLimited, ShuttingDown
+from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.rate_limiter import RateLimiter
 from agentkit.application.ports.run_admission import RunAdmission
+from agentkit.application.ports.run_events import RunEvents
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.application.runs.create_run import CreateRun, CreateRunInput, ValidRunRequest
+from agentkit.application.runs.waiting import until_ended
 from agentkit.domain.run import Run
 
 # What a refused client is told to wait: about as long as a run takes here at the cap, so a retry
 # finds places freed by the runs that were in flight when it was refused.
 OVERLOADED_RETRY_AFTER_S = 1.0
 RATE_WINDOW_S = 60.0
+logger = structlog.get_logger(__name__)
 
 
 class SubmitRunResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -53,6 +58,8 @@ class SubmitRun:
         scheduler: RunScheduler,
         admission: RunAdmission,
         runs: RunRepository,
+        events: RunEvents,
+        clock: Clock,
         limiter: RateLimiter,
         limit_per_min: int,
     ) -> None:
@@ -60,6 +67,8 @@ class SubmitRun:
         self._scheduler = scheduler
         self._admission = admission
         self._runs = runs
+        self._events = events
+        self._clock = clock
         self._limiter = limiter
         self._limit_per_min = limit_per_min
 
@@ -75,10 +84,18 @@ class SubmitRun:
             raise Overloaded(OVERLOADED_RETRY_AFTER_S)
         try:
             run = await self._store_within_quota(valid)
-            self._scheduler.submit(run)  # from here the run's task holds its place until the run ends
+            await self._submit(run)  # from here the run's executor holds its place until the run ends
         finally:
             self._admission.release()
         return await self._settle(run, wait_s, replayed=False)
+
+    async def _submit(self, run: Run) -> None:
+        try:
+            await self._scheduler.submit(run)
+        except ApplicationError:
+            # stored but not handed over (the queue is down): the sweeper hands it over once its
+            # lease lapses, so the run is accepted all the same
+            logger.warning("run_submit_deferred", run_id=run.id, exc_info=True)
 
     async def _store_within_quota(self, valid: ValidRunRequest) -> Run:
         key = f"runs:{valid.request.owner}"
@@ -97,9 +114,14 @@ class SubmitRun:
 
     async def _settle(self, run: Run, wait_s: float, *, replayed: bool) -> SubmitRunResult:
         if replayed or (wait_s > 0 and not run.is_terminal):
-            waited = await self._scheduler.wait(run.id, wait_s) if wait_s > 0 else None
-            if waited is not None and waited.run is not None:
-                return SubmitRunResult(run=waited.run, replayed=replayed)
-            latest = await self._runs.get(run.id)  # still going, or going elsewhere: how it stands now
-            run = latest or run
+            run = await until_ended(
+                run.id,
+                run.owner,
+                wait_s=wait_s,
+                runs=self._runs,
+                events=self._events,
+                scheduler=self._scheduler,
+                clock=self._clock,
+                known=None if replayed else run,
+            )
         return SubmitRunResult(run=run, replayed=replayed)

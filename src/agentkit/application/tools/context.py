@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeVar, cast, get_type_hints
 import msgspec
 
 from agentkit.application.errors import ToolRegistrationError
-from agentkit.domain.ids import OwnerId, RunId, SessionId
+from agentkit.domain.ids import OwnerId, RunId, SessionId, ToolCallId
 
 C = TypeVar("C", bound="ToolContext")
 
@@ -36,11 +36,17 @@ class ToolContext(msgspec.Struct, frozen=True, kw_only=True):
         run_id: The run the call belongs to.
         owner: The API key id (or local user) that owns the run.
         session_id: The conversation the run continues, if any.
+        call_id: The tool call being executed (the model's id for it; stable across a resume).
+        idempotency_key: A key unique to this call and the same if the call is ever made again (a
+            resumed run): pass it to the APIs a tool calls (an `Idempotency-Key` header, say) so a
+            repeated call is recognised there.
     """
 
     run_id: RunId
     owner: OwnerId
     session_id: SessionId | None = None
+    call_id: ToolCallId | None = None
+    idempotency_key: str | None = None
 
 
 def extend(base: ToolContext, kind: type[C], **values: Any) -> C:
@@ -86,3 +92,8 @@ def context_provider(build: Callable[[ToolContext], C]) -> ContextProvider[C]:
         )
     # the return annotation is the C of `build`; mypy cannot see that through get_type_hints
     return ContextProvider(build, cast(type[C], supplies))
+
+
+def for_call(context: ToolContext, call_id: ToolCallId) -> ToolContext:
+    """The run's base context for one call: with the call's id and its idempotency key."""
+    return msgspec.structs.replace(context, call_id=call_id, idempotency_key=f"{context.run_id}:{call_id}")

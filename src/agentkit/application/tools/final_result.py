@@ -48,4 +48,6 @@ def final_result_tool(output: type[msgspec.Struct] | dict[str, Any]) -> Tool[...
         value = struct_type(**values)
         return msgspec.to_builtins(value) if as_plain else value
 
-    return Tool(final_result, name=FINAL_RESULT, description=_DESCRIPTION, terminal=True, signature=signature)
+    return Tool(
+        final_result, name=FINAL_RESULT, description=_DESCRIPTION, terminal=True, idempotent=True, signature=signature
+    )

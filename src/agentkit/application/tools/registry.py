@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 
 from agentkit.application.errors import ToolRegistrationError
-from agentkit.application.tools.context import ContextProvider, ToolContext
+from agentkit.application.tools.context import ContextProvider, ToolContext, for_call
 from agentkit.application.tools.errors import ToolError
 from agentkit.application.tools.tool import Tool
 from agentkit.domain.messages import ToolCall
@@ -91,6 +91,11 @@ class ToolRegistry:
         """The tool with this name, or None."""
         return self._tools.get(name)
 
+    def is_idempotent(self, name: str) -> bool:
+        """Whether a call of this tool may be made again (an unknown tool's call does nothing: it may)."""
+        item = self._tools.get(name)
+        return item is None or item.idempotent
+
     def names(self) -> list[str]:
         """Registered tool names, in registration order."""
         return list(self._tools)
@@ -119,6 +124,7 @@ class ToolRegistry:
             return _failure(f"invalid arguments for {call.name!r}: {exc}", started)
         kwargs = {name: getattr(args, name) for name in item.param_names}
         if item.context_param is not None and item.context_type is not None:
+            context = for_call(context, call.id)
             factory = self._factory_for(item.context_type)
             kwargs[item.context_param] = factory(context) if factory is not None else context
         timeout = item.timeout_s or self._default_timeout_s

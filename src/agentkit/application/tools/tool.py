@@ -26,6 +26,9 @@ class Tool(Generic[P, R]):
         description: What it does, from the argument or the docstring.
         timeout_s: Its own time limit, or None for the registry's default.
         terminal: When true, a successful call ends the run with its return value as the output.
+        idempotent: When true, calling it twice with the same arguments does no harm: a resumed run
+            whose executor died during the call runs it again. When false (the default), such a run
+            fails instead of risking a second side effect.
         schema: The name, description and JSON schema shown to models.
     """
 
@@ -37,6 +40,7 @@ class Tool(Generic[P, R]):
         description: str | None = None,
         timeout_s: float | None = None,
         terminal: bool = False,
+        idempotent: bool = False,
         signature: Signature | None = None,
     ) -> None:
         self.fn = fn
@@ -52,6 +56,7 @@ class Tool(Generic[P, R]):
         self.description = description if description is not None else docs.description
         self.timeout_s = timeout_s
         self.terminal = terminal
+        self.idempotent = idempotent
         self.is_async = inspect.iscoroutinefunction(fn)
         signature = signature or build_signature(fn, self.name, docs.params)
         self.args_type = signature.args_type
@@ -81,6 +86,7 @@ def tool(
     description: str | None = None,
     timeout: float | None = None,
     terminal: bool = False,
+    idempotent: bool = False,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
@@ -92,6 +98,7 @@ def tool(
     description: str | None = None,
     timeout: float | None = None,
     terminal: bool = False,
+    idempotent: bool = False,
 ) -> Tool[P, R] | Callable[[Callable[P, R]], Tool[P, R]]:
     """Make a tool of a typed function, bare (`@tool`) or with options (`@tool(name=..., timeout=...)`).
 
@@ -104,6 +111,9 @@ def tool(
         description: The description the model sees (default: the docstring's text).
         timeout: Seconds the tool may run (default: TOOL_TIMEOUT_S).
         terminal: End the run with this tool's return value when it succeeds.
+        idempotent: Safe to run again with the same arguments (a resumed run may repeat a call whose
+            result was not stored); tools with side effects leave it false and use the context's
+            `idempotency_key` with the APIs they call.
 
     Raises:
         ToolRegistrationError: the function cannot be a tool (see the message).
@@ -112,6 +122,8 @@ def tool(
         return Tool(fn)
 
     def decorate(func: Callable[P, R]) -> Tool[P, R]:
-        return Tool(func, name=name, description=description, timeout_s=timeout, terminal=terminal)
+        return Tool(
+            func, name=name, description=description, timeout_s=timeout, terminal=terminal, idempotent=idempotent
+        )
 
     return decorate

@@ -48,3 +48,7 @@ class CommandRoot(Protocol):
     @abstractmethod
     async def serve(self, *, overrides: Mapping[str, Any] | None = None) -> None:
         """Serve the HTTP API until the process is told to stop."""
+
+    @abstractmethod
+    async def work(self, *, overrides: Mapping[str, Any] | None = None) -> None:
+        """Execute queued runs until the process is told to stop."""

@@ -4,6 +4,7 @@ from dishka import AsyncContainer, Provider, make_async_container
 
 from agentkit.entrypoints.wiring.providers.core import CoreProvider, ObserversProvider
 from agentkit.entrypoints.wiring.providers.health import HealthProvider
+from agentkit.entrypoints.wiring.providers.scheduling import QueueProvider, scheduling_for
 from agentkit.entrypoints.wiring.providers.state import StateProvider
 from agentkit.entrypoints.wiring.providers.tools import ToolsProvider
 from agentkit.entrypoints.wiring.settings import Settings
@@ -23,6 +24,8 @@ def make_container(settings: Settings, *overrides: Provider, endpoints: StateEnd
         StateProvider(),
         HealthProvider(),
         ToolsProvider(),
+        QueueProvider(),
+        scheduling_for(settings),
         ObserversProvider(),
         *overrides,
         context={Settings: settings, StateEndpoints: endpoints},

@@ -88,17 +88,34 @@ class EnvironmentRoot(CommandRoot):
 
     async def serve(self, *, overrides: Mapping[str, Any] | None = None) -> None:
         """Serve the HTTP API until the process is told to stop."""
-        chosen = dict(overrides or {})
-        if self._environ.get("STATE_BACKEND", "auto") in ("", "auto"):
-            chosen["state_backend"] = "embedded"  # configured servers still win: see plan_state
-        settings = load_settings(self._environ, **chosen)
-        llm = _preflight(settings)  # a missing key is one line before a server starts
+        settings = self._service_settings(overrides)
+        # inline, this process runs the agent: a missing key is one line before a server starts
+        llm = _preflight(settings) if settings.loop.run_mode == "inline" else None
         try:
             from agentkit.entrypoints.wiring.serving import serve_http
 
             await serve_http(settings, llm)
         finally:
+            if llm is not None:
+                await llm.aclose()
+
+    async def work(self, *, overrides: Mapping[str, Any] | None = None) -> None:
+        """Execute queued runs until the process is told to stop."""
+        settings = self._service_settings({**(overrides or {}), "run_mode": "queue"})
+        llm = _preflight(settings)  # a missing key is one line before a server starts
+        try:
+            from agentkit.entrypoints.wiring.working import run_worker
+
+            await run_worker(settings, llm)
+        finally:
             await llm.aclose()
+
+    def _service_settings(self, overrides: Mapping[str, Any] | None) -> Settings:
+        # a service with no servers configured runs on the embedded ones (`make run`); configured ones win
+        chosen = dict(overrides or {})
+        if self._environ.get("STATE_BACKEND", "auto") in ("", "auto"):
+            chosen["state_backend"] = "embedded"
+        return load_settings(self._environ, **chosen)
 
 
 def _preflight(settings: Settings) -> "LLMClient":

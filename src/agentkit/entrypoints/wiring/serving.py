@@ -61,8 +61,9 @@ class DrainingServer(uvicorn.Server):
         return should_exit
 
 
-async def serve_http(settings: Settings, llm: LLMClient) -> None:
-    """Serve the API on these settings and this LLM client (its builder closes it).
+async def serve_http(settings: Settings, llm: LLMClient | None) -> None:
+    """Serve the API on these settings and this LLM client (its builder closes it; None: the container builds
+    one if it needs one, as in queue mode, where the workers run the agent).
 
     With no servers configured (the root chose STATE_BACKEND=embedded), a private PostgreSQL and
     Redis start first.
@@ -73,7 +74,8 @@ async def serve_http(settings: Settings, llm: LLMClient) -> None:
     if not settings.http.api_keys:
         logger.warning("no_api_keys", detail="API_KEYS is empty: every /v1 request will be refused")
     async with started_state(settings) as endpoints:
-        container = make_container(settings, LitestarProvider(), BuiltLLMProvider(llm), endpoints=endpoints)
+        given = [] if llm is None else [BuiltLLMProvider(llm)]
+        container = make_container(settings, LitestarProvider(), *given, endpoints=endpoints)
         # Build what serving needs now, so a bad setting is one line here, not a trace in the lifespan.
         try:
             scheduler = await container.get(RunScheduler)

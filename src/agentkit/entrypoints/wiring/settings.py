@@ -66,8 +66,17 @@ class LoopSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     run_token_budget: PositiveInt | None = None
     run_timeout_s: PositiveFloat = 120.0
     max_goal_chars: PositiveInt = 8000
-    run_mode: Literal["inline"] = "inline"
+    # inline: the process that accepts a run executes it; queue: runs go on a SAQ queue in Redis and
+    # `agentkit worker` processes (any number, on any machine) execute them.
+    run_mode: Literal["inline", "queue"] = "inline"
     run_lease_s: PositiveFloat = 30.0
+    # Executors a run may have: one that dies (its lease lapses) hands the run to the next, which
+    # resumes it from its last stored step; after this many the run ends `expired` (worker_lost).
+    max_run_attempts: PositiveInt = 3
+    # Runs one worker process executes at once (queue mode).
+    worker_concurrency: PositiveInt = 10
+    # The SAQ queue's name in Redis (queue mode); API and workers must agree on it.
+    run_queue_name: str = "agentkit-runs"
     # How long a run keeps retrying the writes its outcome depends on (start, trace, final status) while
     # PostgreSQL is unavailable, its lease renewed meanwhile; past it the run is left to the sweeper.
     run_store_retry_s: PositiveFloat = 300.0
@@ -75,7 +84,7 @@ class LoopSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     # so overload is refused rather than queued. Unset: the database pool's size (see runs_in_flight_cap).
     max_runs_in_flight: PositiveInt | None = None
     # On SIGTERM: waits end at once, new runs are refused, running runs get this long to finish
-    # before they are interrupted (recorded as failed: interrupted); the process exits soon after.
+    # before they are handed back (trace stored, lease given up: another executor resumes them).
     shutdown_grace_s: Annotated[float, msgspec.Meta(ge=0)] = 10.0
 
 

@@ -10,7 +10,7 @@ from agentkit.application.tools import Tool, tool
 def make_http_fetch_tool(fetcher: SafeFetcher) -> Tool[[str], Coroutine[Any, Any, str]]:
     """The `http_fetch` tool, fetching through `fetcher`."""
 
-    @tool(name="http_fetch")
+    @tool(name="http_fetch", idempotent=True)
     async def http_fetch(url: str) -> str:
         """Fetch a public web page or text document with GET and return its text (HTML is reduced to text).
 

@@ -21,7 +21,7 @@ _DESCRIPTION = (
 def make_sql_readonly_tool(runner: ReadOnlyQueryRunner, *, row_limit: int) -> Tool[[str], Coroutine[Any, Any, str]]:
     """The `sql_readonly` tool, running checked queries through `runner` (which enforces `row_limit`)."""
 
-    @tool(name="sql_readonly", description=_DESCRIPTION.format(row_limit=row_limit))
+    @tool(name="sql_readonly", description=_DESCRIPTION.format(row_limit=row_limit), idempotent=True)
     async def sql_readonly(query: str) -> str:
         """Run one read-only SELECT.
 

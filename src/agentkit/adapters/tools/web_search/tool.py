@@ -45,7 +45,7 @@ def make_web_search_tool(
 ) -> Tool[..., Coroutine[Any, Any, str]]:
     """The `web_search` tool; with no backend it answers every call with a clear configuration error."""
 
-    @tool(name="web_search")
+    @tool(name="web_search", idempotent=True)
     async def web_search(query: str, count: int = max_results) -> str:
         """Search the web and return the top results: title, URL and a snippet each.
 

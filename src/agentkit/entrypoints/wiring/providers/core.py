@@ -3,10 +3,10 @@
 from collections.abc import AsyncIterator, Sequence
 from typing import NewType
 
-from dishka import AnyOf, Provider, Scope, from_context, provide
+from dishka import Provider, Scope, from_context, provide
 
 from agentkit.adapters.llm.factory import build_llm_client
-from agentkit.adapters.scheduling import InlineRunScheduler, LeaseSweeper
+from agentkit.adapters.scheduling import Recovery
 from agentkit.adapters.system import SystemClock, UuidIdGenerator
 from agentkit.application.agent import AgentConfig, AgentLoop
 from agentkit.application.ports.clock import Clock
@@ -14,13 +14,13 @@ from agentkit.application.ports.id_generator import IdGenerator
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.ports.rate_limiter import RateLimiter
 from agentkit.application.ports.run_admission import RunAdmission
+from agentkit.application.ports.run_events import RunEvents
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.application.ports.session_store import SessionStore
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
 from agentkit.application.runs.cancel_run import CancelRun
 from agentkit.application.runs.create_run import CreateRun
-from agentkit.application.runs.expire_runs import ExpireLapsedRuns
 from agentkit.application.runs.prune import PruneOldRuns
 from agentkit.application.runs.queries import GetRun, GetTrace
 from agentkit.application.runs.run_agent import RunAgent
@@ -28,7 +28,7 @@ from agentkit.application.runs.submit_run import SubmitRun
 from agentkit.application.runs.wait_for_run import WaitForRun
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.entrypoints.http.config import ApiConfig
-from agentkit.entrypoints.wiring.settings import Settings, runs_in_flight_cap
+from agentkit.entrypoints.wiring.settings import Settings
 
 StepObservers = NewType("StepObservers", tuple[TraceSink, ...])
 
@@ -92,6 +92,7 @@ class CoreProvider(Provider):
         registry: ToolRegistry,
         runs: RunRepository,
         trace: TraceSink,
+        reader: TraceReader,
         sessions: SessionStore,
         clock: Clock,
         config: AgentConfig,
@@ -103,6 +104,7 @@ class CoreProvider(Provider):
             tools=registry,
             runs=runs,
             trace=trace,
+            reader=reader,
             sessions=sessions,
             clock=clock,
             config=config,
@@ -110,15 +112,10 @@ class CoreProvider(Provider):
         )
 
     @provide(scope=Scope.APP)
-    def expire_runs(self, runs: RunRepository, clock: Clock) -> ExpireLapsedRuns:
-        """The ExpireLapsedRuns use-case (the sweeper's)."""
-        return ExpireLapsedRuns(runs=runs, clock=clock)
-
-    @provide(scope=Scope.APP, provides=AnyOf[RunScheduler, RunAdmission])
-    def scheduler(self, loop: AgentLoop, settings: Settings, expire: ExpireLapsedRuns) -> InlineRunScheduler:
-        """Runs execute as tasks of this process, which also counts them; the sweeper sits beside it."""
-        sweeper = LeaseSweeper(expire, interval_s=settings.loop.run_lease_s / 2)
-        return InlineRunScheduler(loop, max_in_flight=runs_in_flight_cap(settings), sweeper=sweeper)
+    def recovery(self, runs: RunRepository, clock: Clock, settings: Settings) -> Recovery:
+        """How the scheduler's sweeper resumes lapsed runs: every half lease, MAX_RUN_ATTEMPTS claims at most."""
+        loop = settings.loop
+        return Recovery(runs=runs, clock=clock, max_attempts=loop.max_run_attempts, interval_s=loop.run_lease_s / 2)
 
     @provide(scope=Scope.REQUEST)
     def create_run(self, runs: RunRepository, clock: Clock, ids: IdGenerator, settings: Settings) -> CreateRun:
@@ -141,6 +138,8 @@ class CoreProvider(Provider):
         scheduler: RunScheduler,
         admission: RunAdmission,
         runs: RunRepository,
+        events: RunEvents,
+        clock: Clock,
         limiter: RateLimiter,
         settings: Settings,
     ) -> SubmitRun:
@@ -150,14 +149,16 @@ class CoreProvider(Provider):
             scheduler=scheduler,
             admission=admission,
             runs=runs,
+            events=events,
+            clock=clock,
             limiter=limiter,
             limit_per_min=settings.http.rate_limit_per_min,
         )
 
     @provide(scope=Scope.REQUEST)
-    def wait_for_run(self, runs: RunRepository, scheduler: RunScheduler, clock: Clock) -> WaitForRun:
+    def wait_for_run(self, runs: RunRepository, events: RunEvents, scheduler: RunScheduler, clock: Clock) -> WaitForRun:
         """The WaitForRun use-case (long-poll)."""
-        return WaitForRun(runs=runs, scheduler=scheduler, clock=clock)
+        return WaitForRun(runs=runs, events=events, scheduler=scheduler, clock=clock)
 
     @provide(scope=Scope.REQUEST)
     def get_trace(self, runs: RunRepository, trace: TraceReader) -> GetTrace:

@@ -12,12 +12,19 @@ from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agentkit.adapters.fallback_rate_limiter import FallbackRateLimiter
-from agentkit.adapters.memory import InMemoryRateLimiter, InMemoryRunRepository, InMemorySessionStore, InMemoryTraceSink
+from agentkit.adapters.memory import (
+    InMemoryRateLimiter,
+    InMemoryRunEvents,
+    InMemoryRunRepository,
+    InMemorySessionStore,
+    InMemoryTraceSink,
+)
 from agentkit.adapters.postgres import AlembicSchemaMigrator, SqlaRunRepository, SqlaTraceSink, create_engine
-from agentkit.adapters.redis import RedisRateLimiter, RedisSessionStore, create_redis
+from agentkit.adapters.redis import RedisRateLimiter, RedisRunEvents, RedisSessionStore, create_redis
 from agentkit.application.errors import ConfigurationError
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.rate_limiter import RateLimiter
+from agentkit.application.ports.run_events import RunEvents
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.schema_migrator import SchemaMigrator
 from agentkit.application.ports.session_store import SessionStore
@@ -34,7 +41,7 @@ class StateConnections(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class StateProvider(Provider):
-    """Binds RunRepository, TraceSink, TraceReader, SessionStore, RateLimiter and SchemaMigrator."""
+    """Binds RunRepository, TraceSink, TraceReader, SessionStore, RateLimiter, RunEvents and SchemaMigrator."""
 
     scope = Scope.APP
     endpoints = from_context(provides=StateEndpoints, scope=Scope.APP)
@@ -110,6 +117,19 @@ class StateProvider(Provider):
         # a Redis outage loosens the limits to per process rather than refusing every request they guard
         shared = RedisRateLimiter(conns.redis, prefix=settings.state.redis_key_prefix)
         return FallbackRateLimiter(shared, InMemoryRateLimiter(clock), clock=clock)
+
+    @provide
+    async def events(self, conns: StateConnections, settings: Settings) -> AsyncIterator[RunEvents]:
+        """Run ends and cancels on Redis pub/sub (every process hears them), or within this process."""
+        events: RunEvents = (
+            InMemoryRunEvents()
+            if conns.redis is None
+            else RedisRunEvents(conns.redis, prefix=settings.state.redis_key_prefix)
+        )
+        try:
+            yield events
+        finally:
+            await events.aclose()
 
     @provide
     def migrator(self, conns: StateConnections) -> SchemaMigrator:

@@ -1,0 +1,96 @@
+"""RunWorker: a worker process's SAQ worker, executing the runs of the queue N at a time."""
+
+import structlog
+from saq import Worker
+from saq.types import Context, PartialTimersDict
+
+from agentkit.adapters.queue.jobs import EXECUTE_RUN, RunJobs
+from agentkit.adapters.queue.scheduler import QueueRunScheduler
+from agentkit.application.agent.durability import LAST_SAVE_S
+from agentkit.application.agent.loop import AgentLoop
+from agentkit.application.errors import StaleAttempt
+from agentkit.application.ports.run_events import RunEvents
+from agentkit.application.ports.run_repository import RunRepository
+from agentkit.domain.ids import RunId
+
+logger = structlog.get_logger(__name__)
+
+
+class RunWorker:
+    """Takes run ids off the queue and executes each run with the agent loop.
+
+    The job only names the run; the run is read and claimed (a compare-and-set on its attempt) by the
+    loop, so a job for a run that ended, or that another executor holds, does nothing. The process
+    also runs a lease sweeper (through its own QueueRunScheduler) that re-enqueues lapsed runs, and
+    hears cancels through the run events. On SIGTERM the runs in flight get `shutdown_grace_s`,
+    then are handed back (trace stored, lease given up) and the job returned to the queue, where
+    another worker resumes it at once.
+
+    Args:
+        jobs: The queue of runs.
+        loop: Executes a run.
+        runs: Where runs are read.
+        events: Publishes run ends, delivers cancels.
+        scheduler: The queue scheduler whose sweeper this process runs.
+        concurrency: Runs executed at once (WORKER_CONCURRENCY).
+        shutdown_grace_s: How long runs in flight may finish after SIGTERM.
+        lease_s: The runs' lease (RUN_LEASE_S); SAQ's own sweep of its job lists runs as often.
+    """
+
+    def __init__(
+        self,
+        *,
+        jobs: RunJobs,
+        loop: AgentLoop,
+        runs: RunRepository,
+        events: RunEvents,
+        scheduler: QueueRunScheduler,
+        concurrency: int,
+        shutdown_grace_s: float,
+        lease_s: float,
+    ) -> None:
+        self._loop = loop
+        self._runs = runs
+        self._events = events
+        self._scheduler = scheduler
+        events.on_cancel(loop.request_cancel)
+        self.worker = Worker(
+            jobs.queue,
+            functions=[(EXECUTE_RUN, self.execute_run)],
+            concurrency=concurrency,
+            # a blocking dequeue answers the moment a job arrives; the timeout only bounds each wait
+            # below the Redis client's socket timeout
+            dequeue_timeout=1.0,
+            shutdown_grace_period_s=max(1, round(shutdown_grace_s)),
+            # a handed-back run stores its trace and lease within this (shielded; see hand_back)
+            cancellation_hard_deadline_s=3 * LAST_SAVE_S + 1,
+            # SAQ's sweep frees the job of a worker killed between taking it and marking it active
+            # (it blocks the run's job key until then): as often as a lease, not SAQ's minute
+            timers=PartialTimersDict(schedule=1, worker_info=10, abort=1, sweep=max(1, round(lease_s))),
+            startup=[self._startup],
+            shutdown=[self._shutdown],
+        )
+
+    async def run(self) -> None:
+        """Work until SIGTERM or SIGINT, then drain (see the class)."""
+        await self.worker.start()
+
+    async def execute_run(self, ctx: Context, *, run_id: str) -> str:
+        """The job: execute (start or resume) the run; its outcome is stored by the loop."""
+        run = await self._runs.get(RunId(run_id))
+        if run is None or run.is_terminal:
+            return "nothing to do"
+        try:
+            ended = await self._loop.run(run)
+        except StaleAttempt:
+            return "taken by another executor"
+        await self._events.publish_ended(ended)
+        return ended.status.value
+
+    async def _startup(self, ctx: Context) -> None:
+        await self._scheduler.start()
+        logger.info("worker_started", concurrency=self.worker.concurrency, queue=self.worker.queue.name)
+
+    async def _shutdown(self, ctx: Context) -> None:
+        await self._scheduler.shutdown(0)
+        logger.info("worker_stopped")

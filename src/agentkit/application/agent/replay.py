@@ -1,0 +1,110 @@
+"""Replay: rebuild a run's conversation and the policy's state from its stored steps, to resume it.
+
+A run whose executor died is taken over by another one, which must go on exactly where the trace
+ends: no LLM call whose response is stored is made again, no tool call whose result is stored is
+run again. Replaying each stored response through the same pure policy gives back the decisions
+the dead executor took (reminders included), so the rebuilt conversation is the one it had.
+"""
+
+from collections.abc import Sequence
+
+import msgspec
+
+from agentkit.application.agent.config import STRUCTURED_OUTPUT_REMINDER
+from agentkit.application.tools.registry import ToolRegistry
+from agentkit.domain.messages import Message, ToolCall, Usage
+from agentkit.domain.policy import CallTools, Finish, LoopLimits, LoopState, Remind, Stop, decide
+from agentkit.domain.steps import Step, ToolStep
+
+
+class Answered(msgspec.Struct, frozen=True, kw_only=True):
+    """The stored trace already holds the run's answer: it succeeds without another call.
+
+    Attributes:
+        answer: The final text.
+        output: The structured output (a terminal tool's value), if any.
+    """
+
+    answer: str
+    output: object = None
+
+
+class ResumePoint(msgspec.Struct, kw_only=True):
+    """Where a resumed run goes on.
+
+    Attributes:
+        messages: The conversation as the last executor had it after its last stored step.
+        state: The policy's state after the stored responses.
+        last_step_no: The number of the last stored step (the next one is numbered after it).
+        usage: Tokens spent by the stored LLM calls.
+        pending: The calls of the last stored turn that have no stored result, in order.
+        outcome: Set when the stored steps already decided the run's end (an answer, or a stop).
+    """
+
+    messages: list[Message]
+    state: LoopState
+    last_step_no: int = 0
+    usage: Usage = Usage()
+    pending: tuple[ToolCall, ...] = ()
+    outcome: Answered | Stop | None = None
+
+
+def replay(opening: Sequence[Message], steps: Sequence[Step], limits: LoopLimits, tools: ToolRegistry) -> ResumePoint:
+    """The point a run resumes from, given its opening messages (system, history, goal) and stored steps.
+
+    A failed LLM call (a step with an error) stored no response: it is made again. Steps come ordered
+    by step number; a turn's tool steps follow its LLM step (call ids are matched within the turn,
+    since some servers reuse them across turns). The first call of a turn without a stored result,
+    and those after it, are `pending`.
+    """
+    point = ResumePoint(messages=list(opening), state=LoopState())
+    input_tokens = output_tokens = 0
+    turn: CallTools | None = None
+    results: dict[str, ToolStep] = {}
+    for step in steps:
+        point.last_step_no = max(point.last_step_no, step.step_no)
+        if isinstance(step, ToolStep):
+            results[step.call_id] = step
+            continue
+        if turn is not None:
+            _replay_calls(point, turn, results, tools)
+            turn, results = None, {}
+            if point.outcome is not None or point.pending:
+                break
+        input_tokens += step.usage.input_tokens
+        output_tokens += step.usage.output_tokens
+        if step.error is not None:
+            continue
+        response = step.response()
+        decision, point.state = decide(point.state, response, limits)
+        point.messages.append(response.to_message())
+        if isinstance(decision, Finish):
+            point.outcome = Answered(answer=decision.answer)
+        elif isinstance(decision, Stop):
+            point.outcome = decision
+        elif isinstance(decision, Remind):
+            point.messages.append(Message(role="user", content=STRUCTURED_OUTPUT_REMINDER))
+        else:
+            turn = decision
+        if point.outcome is not None:
+            break
+    else:
+        if turn is not None:
+            _replay_calls(point, turn, results, tools)
+    point.usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+    return point
+
+
+def _replay_calls(point: ResumePoint, turn: CallTools, results: dict[str, ToolStep], tools: ToolRegistry) -> None:
+    """Append the stored results of a turn's calls; the first call without one and those after it are pending."""
+    for index, call in enumerate(turn.calls):
+        stored = results.get(call.id)
+        if stored is None:
+            point.pending = turn.calls[index:]
+            return
+        result = stored.result
+        point.messages.append(Message(role="tool", content=result.model_text(), tool_call_id=call.id, name=call.name))
+        item = tools.get(call.name)
+        if result.ok and item is not None and item.terminal:
+            point.outcome = Answered(answer=result.output, output=result.value)
+            return

@@ -1,0 +1,77 @@
+"""RecoverLapsedRuns: hand the runs whose executor died to another one, or end them after too many tries."""
+
+import msgspec
+import structlog
+
+from agentkit.application.ports.clock import Clock
+from agentkit.application.ports.run_repository import RunRepository, cursor_of
+from agentkit.application.ports.run_scheduler import RunScheduler
+
+logger = structlog.get_logger(__name__)
+
+WORKER_LOST = "worker_lost"
+
+
+class RecoveryPass(msgspec.Struct, frozen=True, kw_only=True):
+    """What one pass did.
+
+    Attributes:
+        expired: Runs ended `expired` (taken MAX_RUN_ATTEMPTS times already).
+        resumed: Runs handed to an executor to resume (or, pending, to start).
+        deferred: Lapsed runs left for the next pass (no room for them now).
+    """
+
+    expired: int = 0
+    resumed: int = 0
+    deferred: int = 0
+
+
+class RecoverLapsedRuns:
+    """Resume or expire the pending or running runs whose lease lapsed.
+
+    Rules:
+    - Every accepted run reaches a terminal status, even when the process running it died.
+    - A lapsed run taken fewer than `max_attempts` times is resumed by another executor (which goes on
+      from its last stored step); one taken `max_attempts` times is ended `expired` (worker_lost).
+    - A run whose lease a live executor renewed meanwhile is left alone (the repository's changes are
+      atomic: an expiry skips it, a claim fails on its attempt).
+    - A pass reads the lapsed runs a page at a time by keyset, each once, so thousands are handled
+      in one pass; runs there is no room for now are left for the next pass.
+    """
+
+    def __init__(
+        self, *, runs: RunRepository, scheduler: RunScheduler, clock: Clock, max_attempts: int, page: int = 500
+    ) -> None:
+        self._runs = runs
+        self._scheduler = scheduler
+        self._clock = clock
+        self._max_attempts = max_attempts
+        self._page = page
+
+    async def execute(self) -> RecoveryPass:
+        """One pass over the runs lapsed now."""
+        now = self._clock.now()
+        expired = 0
+        while True:
+            ended = await self._runs.expire_lapsed(
+                now, reason=WORKER_LOST, limit=self._page, min_attempt=self._max_attempts
+            )
+            for run in ended:
+                logger.warning("run_expired", run_id=run.id, reason=WORKER_LOST, attempts=run.attempt)
+            expired += len(ended)
+            if len(ended) < self._page:
+                break
+        resumed = deferred = 0
+        page = await self._runs.lapsed(now, limit=self._page)
+        while page:
+            for run in page:
+                if deferred or not await self._scheduler.resume(run):
+                    deferred += 1
+                    continue
+                resumed += 1
+            if deferred:
+                break  # no room: the rest wait for the next pass
+            page = await self._runs.lapsed(now, limit=self._page, after=cursor_of(page[-1]))
+        if resumed or deferred:
+            logger.info("lapsed_runs_recovered", resumed=resumed, deferred=deferred, expired=expired)
+        return RecoveryPass(expired=expired, resumed=resumed, deferred=deferred)

@@ -1,0 +1,201 @@
+"""Durable runs in queue mode: an API, two workers, kill -9 at the worst moments, and nothing lost.
+
+Every test starts the real processes (`agentkit serve` and `agentkit worker`) on private PostgreSQL
+and Redis, with the counting model and the counted tools of `tests.faults.durable`. What each
+asserts: every accepted run ends in a terminal status, resumed runs succeed, no stored LLM response
+is asked for twice, and `charge` (not idempotent) never runs twice for the same call.
+"""
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+from agentkit.adapters.postgres import create_engine, parse_database_url
+from agentkit.adapters.postgres.tables import runs as runs_table
+from tests.faults.conftest import FaultStack
+from tests.faults.durable import CountingModel, QueueWorld, repeated_llm_requests, wait_for
+
+pytestmark = pytest.mark.faults
+
+RUNS = 50
+LEASE_S = 3.0
+# The bound on a whole scenario: a lease period for the dead worker's runs to lapse, a sweep, and
+# the remaining work, with ample room for a loaded two-core machine.
+SETTLE_S = 180.0
+
+
+@pytest.fixture
+def model() -> Iterator[CountingModel]:
+    """The counting model server."""
+    with CountingModel(delay_s=0.1) as server:
+        yield server
+
+
+@pytest.fixture
+async def world(stack: FaultStack, model: CountingModel) -> AsyncIterator[QueueWorld]:
+    """The API and two workers, started; killed afterwards."""
+    queue_world = QueueWorld(stack, model)
+    try:
+        await asyncio.to_thread(queue_world.start)
+        yield queue_world
+    finally:
+        await asyncio.to_thread(queue_world.stop)
+
+
+async def submit(client: httpx.AsyncClient, goals: list[str]) -> list[str]:
+    """Accept the runs (async) and return their ids."""
+    ids = []
+    for goal in goals:
+        response = await client.post("/v1/runs", json={"goal": goal}, headers={"Prefer": "respond-async"})
+        assert response.status_code == 202, response.text
+        ids.append(response.json()["id"])
+    return ids
+
+
+async def settled(client: httpx.AsyncClient, ids: list[str], timeout_s: float = SETTLE_S) -> list[dict[str, Any]]:
+    """Every run once it ended; fails the test if one is still unfinished after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    ended: dict[str, dict[str, Any]] = {}
+    while len(ended) < len(ids):
+        assert time.monotonic() < deadline, f"runs still unfinished: {sorted(set(ids) - set(ended))[:5]}"
+        for run_id in ids:
+            if run_id not in ended:
+                run = (await client.get(f"/v1/runs/{run_id}", params={"wait": 0})).json()
+                if run["status"] not in ("pending", "running"):
+                    ended[run_id] = run
+        await asyncio.sleep(0.2)
+    return [ended[run_id] for run_id in ids]
+
+
+async def assert_nothing_repeated(world: QueueWorld, client: httpx.AsyncClient, runs: list[dict[str, Any]]) -> None:
+    """No stored LLM response asked for twice; no `charge` call executed twice."""
+    repeated: dict[str, list[str]] = {}
+    for run in runs:
+        trace = (await client.get(f"/v1/runs/{run['id']}/trace")).json()
+        found = repeated_llm_requests(world.model, run["goal"], trace)
+        if found:
+            repeated[run["id"]] = found
+    assert repeated == {}
+    twice = {call: count for call, count in world.charged().items() if count > 1}
+    assert twice == {}
+
+
+async def test_kill_9_of_one_of_two_workers_with_50_runs_in_flight_loses_none(world: QueueWorld) -> None:
+    goals = [f"task {i}" for i in range(RUNS)]
+    async with world.client() as client:
+        ids = await submit(client, goals)
+        # in flight on both workers: let about a third of the model's answers go out first
+        await asyncio.to_thread(wait_for, lambda: world.model.total >= RUNS, 120, "runs in flight")
+        killed_at = time.monotonic()
+        await asyncio.to_thread(world.workers[0].kill)
+
+        runs = await settled(client, ids)
+        settled_after_s = time.monotonic() - killed_at
+
+        statuses = [run["status"] for run in runs]
+        others = {run["id"]: (run["status"], run["failure_reason"]) for run in runs if run["status"] != "succeeded"}
+        assert statuses.count("succeeded") >= RUNS - 1, others
+        assert all(reason for _, reason in others.values())  # the rest say why
+        await assert_nothing_repeated(world, client, runs)
+        resumed = world.workers[1].count("run_resumed")["run_resumed"]
+    assert resumed >= 1  # the dead worker's runs were taken over, not started over
+    print(
+        f"\nkill -9 of 1 of 2 workers, {RUNS} runs: {statuses.count('succeeded')} succeeded, "
+        f"{resumed} resumed, all ended {settled_after_s:.1f} s after the kill (lease {LEASE_S:g} s)"
+    )
+
+
+async def test_a_worker_killed_while_a_side_effect_runs_fails_that_run_instead_of_repeating_it(
+    stack: FaultStack, model: CountingModel
+) -> None:
+    world = QueueWorld(stack, model, FAULT_CHARGE_S="30", WORKER_CONCURRENCY="5")
+    try:
+        await asyncio.to_thread(world.start, 1)
+        async with world.client() as client:
+            [run_id] = await submit(client, ["charge me"])
+            await asyncio.to_thread(wait_for, lambda: bool(world.charged()), 120, "the charge to start")
+            await asyncio.to_thread(world.workers[0].kill)
+            await asyncio.to_thread(world.add_worker, "worker-after")
+
+            [run] = await settled(client, [run_id])
+
+            assert run["status"] == "failed"
+            assert "interrupted while the tool 'charge'" in run["failure_reason"]
+            assert "not idempotent, so it was not run again" in run["failure_reason"]
+            assert world.charged() == {(run_id, "call_charge"): 1}
+            await assert_nothing_repeated(world, client, [run])
+    finally:
+        await asyncio.to_thread(world.stop)
+
+
+async def test_kill_9_of_the_api_while_sync_requests_wait_loses_no_run(world: QueueWorld, stack: FaultStack) -> None:
+    goals = [f"sync {i}" for i in range(10)]
+    async with world.client() as client:
+        waiting = [asyncio.create_task(client.post("/v1/runs", json={"goal": goal})) for goal in goals]
+        await asyncio.to_thread(wait_for, lambda: world.model.total >= 5, 120, "sync runs started")
+        await asyncio.to_thread(world.api.kill)
+        answered = await asyncio.gather(*waiting, return_exceptions=True)
+    # the waiting clients lost their connection; the runs they started were accepted all the same
+    assert any(isinstance(answer, httpx.HTTPError) for answer in answered)
+    await asyncio.to_thread(world.api.start)  # a new API process
+
+    engine = create_engine(parse_database_url(stack.dsn))
+    try:
+        async with engine.connect() as conn:
+            ids = [str(run_id) for (run_id,) in (await conn.execute(select(runs_table.c.id))).all()]
+    finally:
+        await engine.dispose()
+    async with world.client() as client:
+        runs = await settled(client, ids)
+        assert {run["goal"] for run in runs} <= set(goals)
+        assert len(runs) >= 5
+        assert {run["status"] for run in runs} == {"succeeded"}
+        await assert_nothing_repeated(world, client, runs)
+
+
+async def test_redis_and_postgres_restarts_while_workers_run_lose_no_run(world: QueueWorld, stack: FaultStack) -> None:
+    goals = [f"restart {i}" for i in range(20)]
+    async with world.client() as client:
+        ids = await submit(client, goals)
+        await asyncio.to_thread(wait_for, lambda: world.model.total >= 10, 120, "runs in flight")
+        await asyncio.to_thread(stack.redis.stop)
+        await asyncio.sleep(2)
+        await asyncio.to_thread(stack.redis.start)
+        await asyncio.to_thread(stack.postgres.stop)
+        await asyncio.sleep(2)
+        await asyncio.to_thread(stack.postgres.start)
+
+        runs = await settled(client, ids)
+
+        others = {run["id"]: (run["status"], run["failure_reason"]) for run in runs if run["status"] != "succeeded"}
+        assert others == {}
+        await assert_nothing_repeated(world, client, runs)
+
+
+async def test_a_cancel_made_through_the_api_reaches_the_worker_before_the_next_step(
+    stack: FaultStack, model: CountingModel
+) -> None:
+    # a lease renewal every 20 s: only the cancel event can reach the worker within the 3 s lookup
+    world = QueueWorld(stack, model, FAULT_LOOKUP_S="3", RUN_LEASE_S="60")
+    try:
+        await asyncio.to_thread(world.start, 1)
+        async with world.client() as client:
+            [run_id] = await submit(client, ["cancel me"])
+            await asyncio.to_thread(wait_for, lambda: world.model.total >= 1, 120, "the run to start")
+            await asyncio.sleep(0.5)  # inside the lookup now
+            cancelled = await client.post(f"/v1/runs/{run_id}/cancel")
+            assert cancelled.status_code in (200, 202)
+
+            ended = (await client.get(f"/v1/runs/{run_id}", params={"wait": 60})).json()
+
+        assert ended["status"] == "cancelled"
+        # stopped at the boundary after the lookup: the model was not asked again, nothing was charged
+        assert world.model.total == 1
+        assert world.charged() == {}
+    finally:
+        await asyncio.to_thread(world.stop)
