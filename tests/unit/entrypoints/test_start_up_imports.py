@@ -73,6 +73,7 @@ def test_help_loads_none_of_the_heavy_libraries() -> None:
     [
         (["run", "hi"], {"LLM_PROVIDER": "openai", "OPENAI_API_KEY": ""}, "OPENAI_API_KEY is not set"),
         (["serve"], {"LLM_PROVIDER": "gemini", "GEMINI_API_KEY": ""}, "GEMINI_API_KEY is not set"),
+        (["worker"], {"LLM_PROVIDER": "openai", "OPENAI_API_KEY": ""}, "OPENAI_API_KEY is not set"),
         (["run", "hi"], {"MAX_STEPS": "many"}, "MAX_STEPS: Expected `int`, got `str`"),
         (["serve"], {"PORT": "0"}, "PORT: Expected `int` >= 1"),
         (["serve"], {"AGENTKIT_TOOL_MODULES": "no_such_module_x"}, "AGENTKIT_TOOL_MODULES: cannot import"),
