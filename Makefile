@@ -25,8 +25,10 @@ $(STAMP): $(UV) pyproject.toml uv.lock
 
 install: $(STAMP) ## create .venv with the locked dependencies
 
+# API_KEYS defaults to dev-key unless the environment or .env sets it (a value set here would win over .env)
 run: $(STAMP) ## run the API on the embedded PostgreSQL and Redis (or DATABASE_URL / REDIS_URL)
-	API_KEYS="$${API_KEYS:-dev-key}" $(VENV)/bin/agentkit serve
+	@if [ -z "$${API_KEYS}" ] && ! grep -Eqs '^[[:space:]]*(export[[:space:]]+)?API_KEYS=' "$${AGENTKIT_ENV_FILE:-.env}"; then \
+		export API_KEYS=dev-key; fi; exec $(VENV)/bin/agentkit serve
 
 demo: $(STAMP) ## a scripted agent run in the terminal, no server needed
 	$(VENV)/bin/agentkit demo

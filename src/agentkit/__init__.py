@@ -10,22 +10,36 @@ def add(a: float, b: float) -> float:
 result = await Agent(llm=my_llm, tools=[add]).run("what is 2+3?")
 """
 
+from importlib import import_module
 from typing import TYPE_CHECKING
 
 from agentkit._version import __version__
-from agentkit.application.tools import Tool, ToolContext, ToolError, ToolRegistry, tool
 
 if TYPE_CHECKING:
     from agentkit.agent import Agent, AgentResult
+    from agentkit.application.tools import Tool, ToolContext, ToolError, ToolRegistry, tool
 
 
 __all__ = ["Agent", "AgentResult", "Tool", "ToolContext", "ToolError", "ToolRegistry", "__version__", "tool"]
 
+# Each name is imported when first asked for: `import agentkit` (and the `agentkit` command, which
+# lives in this package) costs next to nothing, `from agentkit import tool` loads the tool API only,
+# and `Agent` (which pulls in every adapter) only when it is used.
+_HOMES = {
+    "Agent": "agentkit.agent",
+    "AgentResult": "agentkit.agent",
+    "Tool": "agentkit.application.tools",
+    "ToolContext": "agentkit.application.tools",
+    "ToolError": "agentkit.application.tools",
+    "ToolRegistry": "agentkit.application.tools",
+    "tool": "agentkit.application.tools",
+}
+
 
 def __getattr__(name: str) -> object:
-    # Agent pulls in every adapter; import it when asked for, so `from agentkit import tool` stays light.
-    if name in ("Agent", "AgentResult"):
-        from agentkit import agent
-
-        return getattr(agent, name)
-    raise AttributeError(f"module 'agentkit' has no attribute {name!r}")
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'agentkit' has no attribute {name!r}")
+    value = getattr(import_module(home), name)
+    globals()[name] = value  # asked once: later lookups find it without this function
+    return value

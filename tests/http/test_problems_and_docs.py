@@ -22,8 +22,15 @@ from tests.http_fixtures import ApiFactory, headers
         (
             b'{"goal": "x", "output_schema": {"type": "string"}}',
             422,
-            "invalid_goal",
+            "invalid_output_schema",
             "output_schema must be an object schema with 'properties'",
+        ),
+        (b"", 400, "missing_body", "the request has no body; send a JSON object"),
+        (
+            b'{"goal": "x"',
+            400,
+            "malformed_json",
+            "the JSON ends before it is complete (after 12 bytes): a string, object or array is not closed",
         ),
     ],
 )
@@ -52,6 +59,28 @@ async def test_an_oversized_body_is_refused_with_413(api_factory: ApiFactory) ->
 
     assert response.status_code == 413
     assert response.json()["code"] == "body_too_large"
+    assert response.json()["detail"] == (
+        "the request body is larger than the server accepts: at most 1024 bytes (MAX_BODY_BYTES)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("wait", "detail"),
+    [
+        ("abc", "query parameter wait='abc': expected a number"),
+        ("-1", "query parameter wait='-1': expected a number >= 0.0"),
+        ("61", "query parameter wait='61': expected a number <= 60.0"),
+    ],
+)
+async def test_a_bad_wait_names_the_parameter_and_the_value(api_factory: ApiFactory, wait: str, detail: str) -> None:
+    api = await api_factory([LLMResponse(text="done")])
+    run = (await api.post("/v1/runs", json={"goal": "x"}, headers=headers())).json()
+
+    response = await api.get(f"/v1/runs/{run['id']}?wait={wait}", headers=headers())
+
+    assert response.status_code == 422
+    assert response.json()["detail"] == detail
+    assert response.json()["errors"][0]["key"] == "wait"
 
 
 async def test_a_goal_over_the_limit_is_refused_and_the_document_says_the_limit(api_factory: ApiFactory) -> None:

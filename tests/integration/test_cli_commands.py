@@ -74,7 +74,10 @@ def test_seed_demo_creates_the_demo_database_and_its_reader(
         assert out.startswith(f"demo database {database!r} seeded (customers 8, products 10")
         assert f"read-only role {reader!r}" in out
         assert main(["tools"]) == 0
-        assert "sql_readonly(query)" in capsys.readouterr().out
+        listed = capsys.readouterr().out
+        assert "sql_readonly: " in listed
+        assert "  query (string, required): " in listed
+        assert "not available" not in listed
     finally:
         asyncio.run(drop_demo(state_servers.server_url, database, reader))
 
@@ -82,8 +85,9 @@ def test_seed_demo_creates_the_demo_database_and_its_reader(
 def test_seed_demo_without_a_database_says_what_to_set(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    for name in ("DATABASE_URL", "POSTGRES_HOST", "STATE_BACKEND"):
+    for name in ("DATABASE_URL", "POSTGRES_HOST"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("STATE_BACKEND", "memory")
 
     assert main(["seed-demo"]) == 2
     assert "seeding the demo database needs PostgreSQL" in capsys.readouterr().err

@@ -2,7 +2,8 @@
 
 DomainError
  ├── IllegalTransition      a run status change the state machine forbids
- └── InvalidGoal            an empty or oversized goal
+ └── InvalidGoal            an empty or oversized goal (or another field of the run request that is wrong)
+      └── InvalidOutputSchema  an output schema AgentKit cannot turn into typed output
 """
 
 
@@ -27,3 +28,9 @@ class InvalidGoal(DomainError):
     """The goal is empty or longer than allowed."""
 
     code = "invalid_goal"
+
+
+class InvalidOutputSchema(InvalidGoal):
+    """The run's output schema is not one AgentKit can turn into a `final_result` tool; the message says where."""
+
+    code = "invalid_output_schema"

@@ -108,7 +108,7 @@ def decide(state: LoopState, response: LLMResponse, limits: LoopLimits) -> tuple
             return Stop(status=RunStatus.FAILED, reason=loop_reason), stopped
     state = msgspec.structs.replace(state, recent_calls=recent)
     if state.turns >= limits.max_steps:
-        reason = f"the model still wanted to call tools after {limits.max_steps} steps"
+        reason = f"the model still wanted to call tools after {plural(limits.max_steps, 'step')} (max_steps)"
         return Stop(status=RunStatus.MAX_STEPS_EXCEEDED, reason=reason), state
     return CallTools(calls=response.tool_calls), state
 
@@ -137,3 +137,8 @@ def _repetition(recent: tuple[bytes, ...], call: ToolCall, repeat_limit: int) ->
 def describe_arguments(arguments: dict[str, Any]) -> str:
     """Arguments as compact JSON, for messages and logs."""
     return msgspec.json.encode(arguments, order="sorted").decode()
+
+
+def plural(count: int, noun: str) -> str:
+    """`1 step`, `3 steps`: the count and the noun, in the number it needs."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"

@@ -70,32 +70,36 @@ def nul_cases() -> Iterator[Case]:
         "nul key",
         with_schema({"type": "object", "properties": {"a\u0000": {"type": "string"}}}),
         422,
-        "invalid_goal",
+        "invalid_output_schema",
         'the key "a\\u0000"',
     )
     yield post(
         "nul description",
         with_field({"type": "string", "description": "\u0000"}),
         422,
-        "invalid_goal",
+        "invalid_output_schema",
         "$.properties.x.description: contains U+0000",
     )
-    yield post("nul enum", with_field({"enum": ["a", "\u0000"]}), 422, "invalid_goal", "enum[1]: contains U+0000")
+    yield post(
+        "nul enum", with_field({"enum": ["a", "\u0000"]}), 422, "invalid_output_schema", "enum[1]: contains U+0000"
+    )
     yield post(
         "nul in unknown keyword",
         with_field({"type": "string", "title": "t\u0000"}),
         422,
-        "invalid_goal",
+        "invalid_output_schema",
         "$.properties.x.title: contains U+0000",
     )
     yield post(
         "nul deep in default",
         with_field({"type": "array", "default": [{"k": ["\u0000"]}]}),
         422,
-        "invalid_goal",
+        "invalid_output_schema",
         "default[0].k[0]",
     )
-    yield post("nul in required", with_field({"type": "string"}, required=["\u0000"]), 422, "invalid_goal", "U+0000")
+    yield post(
+        "nul in required", with_field({"type": "string"}, required=["\u0000"]), 422, "invalid_output_schema", "U+0000"
+    )
     yield post("lone surrogate in goal", b'{"goal": "\\ud800"}', 400, "malformed_json")
     yield post("lone low surrogate", b'{"goal": "a\\udfffb"}', 400, "malformed_json", "surrogate")
     yield post("surrogate in schema", b'{"goal": "x", "output_schema": {"\\udc00": 1}}', 400, "malformed_json")
@@ -223,7 +227,7 @@ def output_schema_cases() -> Iterator[Case]:
             "may not hold",
         ),
     ):
-        yield post(f"output_schema {label}", body, 422, "invalid_goal", detail)
+        yield post(f"output_schema {label}", body, 422, "invalid_output_schema", detail)
     for label, value, got in (("list", [], "array"), ("string", "object", "str"), ("number", 5, "int")):
         yield post(f"output_schema {label}", with_schema(value), 422, "validation_error", f"got `{got}`")
     # deep schemas: refused by the schema check under the body limit, by the body's depth bound over it
@@ -233,7 +237,7 @@ def output_schema_cases() -> Iterator[Case]:
             f"output_schema {levels} levels",
             nested_schema(levels),
             422,
-            "invalid_goal",
+            "invalid_output_schema",
             f"nested deeper than {MAX_OUTPUT_SCHEMA_DEPTH} levels",
         )
     for levels in (40, 120, 500, 1000):
@@ -381,7 +385,7 @@ def wait_cases() -> Iterator[Case]:
             method="GET",
             path=f"/v1/runs/{MISSING_RUN}",
             params={"wait": value},
-            detail="query.wait: ",
+            detail="query parameter wait",
         )
 
 

@@ -92,7 +92,7 @@ async def test_a_model_that_keeps_calling_tools_stops_at_max_steps() -> None:
     run = await h.run("loop forever")
 
     assert run.status is RunStatus.MAX_STEPS_EXCEEDED
-    assert run.failure_reason == "the model still wanted to call tools after 3 steps"
+    assert run.failure_reason == "the model still wanted to call tools after 3 steps (max_steps)"
     tool_steps = [s for s in await h.steps(run) if isinstance(s, ToolStep)]
     assert len(tool_steps) == 2  # the third turn's calls are not run
     assert h.llm.remaining == 2
@@ -165,10 +165,10 @@ async def test_a_script_that_runs_out_fails_the_run_with_a_clear_reason() -> Non
     run = await h.run("x")
 
     assert run.status is RunStatus.FAILED
-    assert run.failure_reason == "the LLM call failed: the LLM script ran out after 1 responses"
+    assert run.failure_reason == "the LLM call failed: the LLM script ran out after 1 response"
     last = (await h.steps(run))[-1]
     assert isinstance(last, LLMStep)
-    assert last.error == "the LLM script ran out after 1 responses"
+    assert last.error == "the LLM script ran out after 1 response"
 
 
 async def test_the_run_timeout_ends_a_slow_run_as_timed_out() -> None:

@@ -80,6 +80,13 @@ def test_still_calling_tools_on_the_last_step_exceeds_max_steps() -> None:
     last = decisions[-1]
     assert isinstance(last, Stop)
     assert last.status is RunStatus.MAX_STEPS_EXCEEDED
+    assert last.reason == "the model still wanted to call tools after 3 steps (max_steps)"
+
+
+def test_the_max_steps_reason_counts_one_step_in_the_singular() -> None:
+    (decision,) = play([calls(call("a", n=1))], LoopLimits(max_steps=1))
+    assert isinstance(decision, Stop)
+    assert decision.reason == "the model still wanted to call tools after 1 step (max_steps)"
 
 
 def test_an_answer_on_the_last_step_is_fine() -> None:

@@ -10,9 +10,10 @@ from agentkit.entrypoints.wiring.main import main
 
 @pytest.fixture(autouse=True)
 def local_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A clean environment with a user tool module named; no servers."""
+    """A clean environment with a user tool module named; state in memory (no servers)."""
     for name in ("DATABASE_URL", "REDIS_URL", "POSTGRES_HOST", "LLM_PROVIDER", "LLM_SCRIPT", "MAX_STEPS"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("STATE_BACKEND", "memory")
     monkeypatch.setenv("AGENTKIT_TOOL_MODULES", "tests.sample_tools")
     monkeypatch.setenv("LOG_LEVEL", "WARNING")
 
@@ -65,7 +66,7 @@ def test_a_run_that_does_not_succeed_exits_1(tmp_path: Path, capsys: pytest.Capt
     out = capsys.readouterr().out
     assert code == 1
     assert "status: failed" in out
-    assert "reason: the LLM call failed: the LLM script ran out after 1 responses" in out
+    assert "reason: the LLM call failed: the LLM script ran out after 1 response" in out
 
 
 @pytest.mark.parametrize(
@@ -121,9 +122,20 @@ def test_typed_output_from_the_command_line(tmp_path: Path, capsys: pytest.Captu
     assert json.loads(capsys.readouterr().out)["run"]["output"] == {"sum": 5.0}
 
 
-def test_tools_lists_the_registered_tools_and_schemas(capsys: pytest.CaptureFixture[str]) -> None:
+def test_tools_lists_each_tool_with_its_parameters_and_says_why_one_is_absent(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     assert main(["tools"]) == 0
-    assert "add(a, b)\n    Add two numbers." in capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
+    assert "add: Add two numbers.\n  a (number, required): The first number.\n  b (number, required)" in out
+    assert "  count (integer, default 5): How many results to return" in out  # web_search's
+    assert "  note: SEARCH_API_KEY is not set: every call answers with a configuration error" in out
+    assert "sql_readonly: not available: no PostgreSQL holding the demo database" in out
+    assert (
+        captured.err
+        == "agentkit: state: in memory, gone when the command ends (set DATABASE_URL, or STATE_BACKEND=embedded)\n"
+    )
 
     assert main(["tools", "--json"]) == 0
     schemas = {s["name"]: s for s in json.loads(capsys.readouterr().out)}
@@ -133,6 +145,7 @@ def test_tools_lists_the_registered_tools_and_schemas(capsys: pytest.CaptureFixt
 def test_migrate_without_a_database_says_what_to_set(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["migrate"]) == 2
     assert capsys.readouterr().err == (
+        "agentkit: state: in memory, gone when the command ends (set DATABASE_URL, or STATE_BACKEND=embedded)\n"
         "agentkit: configuration error: DATABASE_URL: migrate needs PostgreSQL (set DATABASE_URL or POSTGRES_HOST)\n"
     )
 

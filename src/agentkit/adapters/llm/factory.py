@@ -1,10 +1,14 @@
 """Build the configured LLM client: the provider named by LLM_PROVIDER, under the one retry policy."""
 
+from typing import TYPE_CHECKING
+
 from agentkit.adapters.llm.config import LLMConfig
 from agentkit.adapters.llm.registry import ProviderRegistry
-from agentkit.adapters.llm.retry import RandomSource, RetryingLLMClient, RetryPolicy, Sleeper
 from agentkit.application.errors import ConfigurationError
 from agentkit.application.ports.llm_client import LLMClient
+
+if TYPE_CHECKING:
+    from agentkit.adapters.llm.retry import RandomSource, Sleeper
 
 __all__ = ["build_llm_client"]
 
@@ -13,8 +17,8 @@ def build_llm_client(
     config: LLMConfig,
     *,
     registry: ProviderRegistry | None = None,
-    sleep: Sleeper | None = None,
-    rand: RandomSource | None = None,
+    sleep: "Sleeper | None" = None,
+    rand: "RandomSource | None" = None,
 ) -> LLMClient:
     """The LLM client this configuration names, wrapped in `RetryingLLMClient`.
 
@@ -45,4 +49,7 @@ def build_llm_client(
         raise ConfigurationError(
             f"LLM_PROVIDER: provider {provider!r} did not build an LLMClient (provider, model and chat)"
         )
+    # the retry policy (and structlog with it) only for a client that was built: a bad setting answers at once
+    from agentkit.adapters.llm.retry import RetryingLLMClient, RetryPolicy
+
     return RetryingLLMClient(client, RetryPolicy.from_config(config), sleep=sleep, rand=rand)

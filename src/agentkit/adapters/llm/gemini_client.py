@@ -17,7 +17,8 @@ from google.genai import errors, types
 from agentkit.adapters.llm.config import LLMConfig
 from agentkit.adapters.llm.errors import ProviderUnavailable, retry_after_s, shorten
 from agentkit.adapters.llm.gemini_translate import from_gemini_response, to_gemini_contents, to_gemini_tools
-from agentkit.application.errors import ConfigurationError, LLMError, LLMRequestError
+from agentkit.adapters.llm.sdk_providers import check_gemini_config
+from agentkit.application.errors import LLMError, LLMRequestError
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.domain.messages import LLMResponse, Message
 from agentkit.domain.tools import ToolSchema
@@ -67,8 +68,7 @@ class GeminiLLMClient(LLMClient):
         Raises:
             ConfigurationError: GEMINI_API_KEY is missing.
         """
-        if not config.gemini_api_key:
-            raise ConfigurationError("GEMINI_API_KEY is not set; LLM_PROVIDER=gemini needs it")
+        check_gemini_config(config)
         http_client = http_client or httpx.AsyncClient()
         options = types.HttpOptions(
             base_url=config.llm_base_url,
@@ -174,8 +174,3 @@ def _details(body: Any) -> list[dict[str, Any]]:
 
 def _reasons(body: Any) -> set[str]:
     return {str(detail.get("reason")) for detail in _details(body) if detail.get("reason")}
-
-
-def build_gemini_client(config: LLMConfig) -> LLMClient:
-    """The `gemini` provider's factory (entry point `agentkit.llm_providers`: gemini)."""
-    return GeminiLLMClient.from_config(config)

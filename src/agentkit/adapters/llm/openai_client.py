@@ -19,7 +19,7 @@ from agentkit.adapters.llm.openai_translate import (
     to_openai_messages,
     to_openai_tools,
 )
-from agentkit.application.errors import ConfigurationError
+from agentkit.adapters.llm.sdk_providers import check_openai_config
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.domain.messages import LLMResponse, Message
 from agentkit.domain.tools import ToolSchema
@@ -81,14 +81,8 @@ class OpenAILLMClient(LLMClient):
             ConfigurationError: OPENAI_API_KEY is missing, or LLM_MODEL is missing for a
                 compatible server (its model names cannot be guessed).
         """
-        if not config.openai_api_key:
-            raise ConfigurationError(
-                "OPENAI_API_KEY is not set; LLM_PROVIDER=openai needs it "
-                "(for a local server that takes no key, set any value)"
-            )
+        check_openai_config(config)
         base_url = config.llm_base_url
-        if base_url and not config.llm_model:
-            raise ConfigurationError("LLM_MODEL is not set; name the model the server at LLM_BASE_URL serves")
         sdk = openai.AsyncOpenAI(
             api_key=config.openai_api_key,
             base_url=base_url,
@@ -159,8 +153,3 @@ def _shown_url(url: str) -> str:
     if port is not None:
         netloc = f"{netloc}:{port}"
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-def build_openai_client(config: LLMConfig) -> LLMClient:
-    """The `openai` provider's factory (entry point `agentkit.llm_providers`: openai)."""
-    return OpenAILLMClient.from_config(config)

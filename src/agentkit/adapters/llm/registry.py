@@ -24,8 +24,8 @@ LLMClientFactory = Callable[[LLMConfig], LLMClient]
 # The built-ins, also declared as entry points in AgentKit's pyproject.toml; kept here too so a
 # source checkout whose installed metadata is stale still finds them.
 BUILTIN_PROVIDERS: dict[str, str] = {
-    "openai": "agentkit.adapters.llm.openai_client:build_openai_client",
-    "gemini": "agentkit.adapters.llm.gemini_client:build_gemini_client",
+    "openai": "agentkit.adapters.llm.sdk_providers:build_openai_client",
+    "gemini": "agentkit.adapters.llm.sdk_providers:build_gemini_client",
     "scripted": "agentkit.adapters.llm.scripted_provider:build_scripted_client",
     "demo": "agentkit.adapters.llm.demo:build_demo_client",
 }

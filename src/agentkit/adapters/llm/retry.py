@@ -175,7 +175,8 @@ class RetryingLLMClient(LLMClient):
                 f"LLM_BACKOFF_CAP_S={self.policy.cap_s:g} s: {error}"
             )
         else:
-            message = f"{self._provider} stayed unavailable after {attempt} attempt(s): {error}"
+            tries = "1 attempt" if attempt == 1 else f"{attempt} attempts"
+            message = f"{self._provider} stayed unavailable after {tries}: {error}"
         self._log_failure("llm.gave_up", error, attempt)
         return LLMUnavailable(message, attempts=attempt)
 

@@ -106,7 +106,8 @@ class ScriptedLLMClient(LLMClient):
             self.requests.append((list(messages), list(tools)))
         index = _turns_since_goal(messages) if self._per_conversation else self._next
         if index >= len(self._responses):
-            raise LLMRequestError(f"the LLM script ran out after {len(self._responses)} responses")
+            count = len(self._responses)
+            raise LLMRequestError(f"the LLM script ran out after {count} {'response' if count == 1 else 'responses'}")
         self._next += 1
         return self._responses[index]
 

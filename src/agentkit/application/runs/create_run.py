@@ -13,7 +13,7 @@ from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.id_generator import IdGenerator
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.tools.final_result import final_result_tool
-from agentkit.domain.errors import InvalidGoal
+from agentkit.domain.errors import InvalidGoal, InvalidOutputSchema
 from agentkit.domain.ids import OwnerId, SessionId
 from agentkit.domain.run import Run, validate_goal
 
@@ -140,7 +140,7 @@ class CreateRun:
                 # the very tool the run will build: if this works, the run cannot fail on its schema later
                 final_result_tool(inp.output_schema)
             except ValueError as exc:
-                raise InvalidGoal(str(exc)) from None
+                raise InvalidOutputSchema(str(exc)) from None
         max_steps = self._max_steps if agent is None else min(agent.max_steps, self._max_steps)
         token_budget = self._token_budget if agent is None else _lower(agent.token_budget, self._token_budget)
         return ValidRunRequest(

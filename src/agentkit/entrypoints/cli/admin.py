@@ -1,7 +1,9 @@
 """Admin commands on the same container as the API: migrate, seed-demo, prune, runs show / trace."""
 
 import argparse
+import contextlib
 import sys
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -10,7 +12,12 @@ from agentkit.application.ports.schema_migrator import SchemaMigrator
 from agentkit.application.runs.prune import PruneInput, PruneOldRuns
 from agentkit.application.runs.queries import GetRun, GetTrace
 from agentkit.domain.ids import RunId
+from agentkit.entrypoints.cli.console import announce
 from agentkit.entrypoints.cli.root import CommandRoot
+from agentkit.entrypoints.cli.run_view import is_terminal
+
+if TYPE_CHECKING:
+    from dishka import AsyncContainer
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -29,12 +36,20 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
 
     runs = sub.add_parser("runs", help="read stored runs")
     runs_sub = runs.add_subparsers(dest="runs_command", required=True, metavar="ACTION")
-    show = runs_sub.add_parser("show", help="a run's summary as JSON")
+    show = runs_sub.add_parser("show", help="a run's summary (a table on a terminal, else JSON)")
     show.add_argument("run_id")
+    show.add_argument("--json", action="store_true", help="JSON even on a terminal")
     show.set_defaults(handler=show_command)
-    trace = runs_sub.add_parser("trace", help="a run's steps as JSON")
+    trace = runs_sub.add_parser("trace", help="a run's steps (a table on a terminal, else JSON)")
     trace.add_argument("run_id")
+    trace.add_argument("--json", action="store_true", help="JSON even on a terminal")
     trace.set_defaults(handler=trace_command)
+
+
+def _on_state(root: CommandRoot) -> contextlib.AbstractAsyncContextManager["AsyncContainer"]:
+    # The state `agentkit serve` (`make run`) uses when no server is configured, named on stderr:
+    # an admin command on other data than the server's would find nothing and say so wrongly.
+    return root.container(quiet=True, shared_state=True, announce=announce)
 
 
 def age(text: str) -> float:
@@ -51,7 +66,7 @@ def age(text: str) -> float:
 
 async def migrate_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit migrate`."""
-    async with root.container() as container:
+    async with _on_state(root) as container:
         migrator = await container.get(SchemaMigrator)
         await migrator.upgrade()
         print(f"database schema at revision {await migrator.current()}")
@@ -60,14 +75,14 @@ async def migrate_command(args: argparse.Namespace, root: CommandRoot) -> int:
 
 async def seed_demo_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit seed-demo`."""
-    async with root.container() as container:
+    async with _on_state(root) as container:
         print(await (await container.get(DemoSeeder)).seed())
     return 0
 
 
 async def prune_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit prune --older-than AGE`."""
-    async with root.container() as container, container() as request:
+    async with _on_state(root) as container, container() as request:
         result = await (await request.get(PruneOldRuns)).execute(PruneInput(older_than_s=args.older_than))
     print(f"deleted {result.runs_deleted} runs (with their steps) and {result.sessions_deleted} sessions")
     return 0
@@ -75,15 +90,25 @@ async def prune_command(args: argparse.Namespace, root: CommandRoot) -> int:
 
 async def show_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit runs show ID`."""
-    async with root.container() as container, container() as request:
+    async with _on_state(root) as container, container() as request:
         run = await (await request.get(GetRun)).execute(RunId(args.run_id), None)
-    sys.stdout.write(msgspec.json.encode(run).decode() + "\n")
+    if not args.json and is_terminal(sys.stdout):
+        from agentkit.entrypoints.cli.rich_console import print_run, terminal_console
+
+        print_run(run, terminal_console(sys.stdout))
+    else:
+        sys.stdout.write(msgspec.json.encode(run).decode() + "\n")
     return 0
 
 
 async def trace_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit runs trace ID`."""
-    async with root.container() as container, container() as request:
-        _, steps = await (await request.get(GetTrace)).execute(RunId(args.run_id), None)
-    sys.stdout.write(msgspec.json.encode(steps).decode() + "\n")
+    async with _on_state(root) as container, container() as request:
+        run, steps = await (await request.get(GetTrace)).execute(RunId(args.run_id), None)
+    if not args.json and is_terminal(sys.stdout):
+        from agentkit.entrypoints.cli.rich_console import print_trace, terminal_console
+
+        print_trace(run, steps, terminal_console(sys.stdout))
+    else:
+        sys.stdout.write(msgspec.json.encode(steps).decode() + "\n")
     return 0

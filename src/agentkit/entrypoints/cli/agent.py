@@ -2,22 +2,20 @@
 
 import argparse
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from agentkit.application.agents.queries import AgentTools, ListAgents
 from agentkit.application.errors import ConfigurationError
-from agentkit.application.runs.create_run import CreateRunInput
-from agentkit.application.runs.queries import GetTrace
-from agentkit.application.runs.run_agent import RunAgent
 from agentkit.domain.ids import OwnerId, SessionId
 from agentkit.domain.run import RunStatus
-from agentkit.domain.tools import ToolSchema
-from agentkit.entrypoints.cli.console import ConsoleStepPrinter, print_outcome
+from agentkit.entrypoints.cli.console import announce
 from agentkit.entrypoints.cli.root import CommandRoot
+from agentkit.entrypoints.cli.run_view import RunView, is_terminal
+
+# The use-cases (and the loop, structlog, rich behind them) are imported by the command that runs:
+# this module is loaded for `agentkit --help` too.
 
 LOCAL_OWNER = OwnerId("local")
 # How long a command waits for an agent's MCP servers to list their tools (a server still down by
@@ -68,33 +66,44 @@ def provider_overrides(args: argparse.Namespace) -> dict[str, Any]:
 async def run_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit run GOAL`: live steps, then the answer; exit 0 only when the run succeeded."""
     output_schema = _output_schema(args.output_schema) if args.output_schema else None
-    live = ConsoleStepPrinter(sys.stderr if args.json else sys.stdout)
+    stream = sys.stderr if args.json else sys.stdout
+    view = RunView(stream)
     overrides = provider_overrides(args)
     async with (
         # quiet: the live steps are the story; operational logs on request (LOG_LEVEL)
-        root.container(overrides=overrides, observers=[live], quiet=True) as container,
+        root.container(overrides=overrides, observers=[view.printer], quiet=True, runs_agent=True) as container,
         container() as request,
     ):
+        # imported once the settings were found good: a bad one is reported without waiting for these
+        from agentkit.application.agents.queries import AgentTools
+        from agentkit.application.runs.create_run import CreateRunInput
+        from agentkit.application.runs.queries import GetTrace
+        from agentkit.application.runs.run_agent import RunAgent
+
         if args.agent:
             # its MCP servers were just started: let them list their tools before the first turn
             await (await request.get(AgentTools)).execute(args.agent, wait_s=MCP_WAIT_S)
         run_agent = await request.get(RunAgent)
-        run = await run_agent.execute(
-            CreateRunInput(
-                owner=LOCAL_OWNER,
-                goal=args.goal,
-                session_id=SessionId(args.session) if args.session else None,
-                max_steps=args.max_steps,
-                token_budget=args.token_budget,
-                output_schema=output_schema,
-                agent=args.agent,
+        view.start()
+        try:
+            run = await run_agent.execute(
+                CreateRunInput(
+                    owner=LOCAL_OWNER,
+                    goal=args.goal,
+                    session_id=SessionId(args.session) if args.session else None,
+                    max_steps=args.max_steps,
+                    token_budget=args.token_budget,
+                    output_schema=output_schema,
+                    agent=args.agent,
+                )
             )
-        )
+        finally:
+            view.stop()
         if args.json:
             _, steps = await (await request.get(GetTrace)).execute(run.id, None)
             sys.stdout.write(msgspec.json.encode({"run": run, "trace": steps}).decode() + "\n")
         else:
-            print_outcome(run)
+            view.outcome(run)
     return 0 if run.status is RunStatus.SUCCEEDED else 1
 
 
@@ -114,33 +123,50 @@ async def demo_command(args: argparse.Namespace, root: CommandRoot) -> int:
 
 
 async def tools_command(args: argparse.Namespace, root: CommandRoot) -> int:
-    """`agentkit tools`: the registered tools (or an agent's) and their schemas."""
-    async with root.container() as container, container() as request:
+    """`agentkit tools`: the registered tools (or an agent's), their parameters, the built-in ones left out (and why).
+
+    Without --agent, each MCP server's tools follow, for the agents that use it.
+    """
+    from agentkit.application.agents.queries import AgentTools
+    from agentkit.application.tools.availability import ToolAvailability
+
+    async with (
+        root.container(quiet=True, shared_state=True, announce=announce) as container,
+        container() as request,
+    ):
         agent_tools = await request.get(AgentTools)
         schemas = await agent_tools.execute(args.agent, wait_s=MCP_WAIT_S)
-        # without --agent: the registered tools, then what each MCP server offers the agents that use it
         servers = {} if args.agent else await agent_tools.from_sources(wait_s=MCP_WAIT_S)
+        availability = await container.get(ToolAvailability)
     if args.json:
         sys.stdout.write(msgspec.json.encode(schemas).decode() + "\n")
         return 0
-    if not schemas:
-        print("no tools registered (set AGENTKIT_TOOL_MODULES to add your own)")
-    _print_tools(schemas)
-    for server, offered in servers.items():
-        print(f"\nfrom the MCP server {server!r}:" if offered else f"\nthe MCP server {server!r}: not reached yet")
-        _print_tools(offered)
+    if is_terminal(sys.stdout):
+        from agentkit.entrypoints.cli.rich_console import print_tools, terminal_console
+
+        console = terminal_console(sys.stdout)
+        print_tools(schemas, availability.absent, availability.limited, console)
+        for server, offered in servers.items():
+            console.print(
+                f"\nfrom the MCP server {server!r}:" if offered else f"\nthe MCP server {server!r}: not reached yet"
+            )
+            print_tools(offered, {}, {}, console)
+    else:
+        from agentkit.entrypoints.cli.tool_listing import plain_listing
+
+        print(plain_listing(schemas, availability.absent, availability.limited))
+        for server, offered in servers.items():
+            print(f"\nfrom the MCP server {server!r}:" if offered else f"\nthe MCP server {server!r}: not reached yet")
+            if offered:
+                print(plain_listing(offered, {}, {}))
     return 0
-
-
-def _print_tools(schemas: Sequence[ToolSchema]) -> None:
-    for schema in schemas:
-        params = ", ".join(schema.parameters.get("properties", {}))
-        print(f"{schema.name}({params})\n    {schema.description.splitlines()[0] if schema.description else ''}")
 
 
 async def agents_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit agents`: the configured agents, their models, tools and limits."""
-    async with root.container() as container, container() as request:
+    from agentkit.application.agents.queries import ListAgents
+
+    async with root.container(quiet=True) as container, container() as request:
         agents = await (await request.get(ListAgents)).execute()
     if args.json:
         sys.stdout.write(msgspec.json.encode(agents).decode() + "\n")

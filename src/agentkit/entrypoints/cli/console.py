@@ -31,9 +31,9 @@ class ConsoleStepPrinter(TraceSink):
                 calls = ", ".join(f"{c.name}({describe_arguments(c.arguments)})" for c in step.tool_calls)
                 line = f"{head}  -> {calls}"
             else:
-                line = f"{head}  -> answer: {_preview(step.text)}"
+                line = f"{head}  -> answer: {preview(step.text)}"
         else:
-            outcome = _preview(step.result.output) if step.result.ok else f"ERROR {step.result.error}"
+            outcome = preview(step.result.output) if step.result.ok else f"ERROR {step.result.error}"
             mark = " [truncated]" if step.result.truncated else ""
             call = f"{step.tool_name}({describe_arguments(step.arguments)})"
             line = f"[{step.step_no}] tool  {step.latency_ms:7.1f} ms  {call}\n      = {outcome}{mark}"
@@ -41,6 +41,11 @@ class ConsoleStepPrinter(TraceSink):
 
     async def flush(self) -> None:
         """Nothing waits: each line is printed as the step comes."""
+
+
+def announce(line: str) -> None:
+    """Say where the command's state lives, in one line on stderr (stdout stays the command's output)."""
+    print(f"agentkit: {line}", file=sys.stderr, flush=True)
 
 
 def print_outcome(run: Run, stream: TextIO | None = None) -> None:
@@ -53,6 +58,7 @@ def print_outcome(run: Run, stream: TextIO | None = None) -> None:
         print(f"\n{run.answer}", file=out)
 
 
-def _preview(text: str) -> str:
+def preview(text: str) -> str:
+    """The text on one line, cut to a few hundred characters."""
     flat = " ".join(text.split())
     return flat if len(flat) <= _PREVIEW else flat[:_PREVIEW] + "..."

@@ -6,12 +6,13 @@ setting overrides and live observers) or to serve the API, and call use-cases fr
 
 import contextlib
 from abc import abstractmethod
-from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
-from dishka import AsyncContainer
+if TYPE_CHECKING:  # the commands' modules load for `agentkit --help`, which must not wait for dishka
+    from dishka import AsyncContainer
 
-from agentkit.application.ports.trace_sink import TraceSink
+    from agentkit.application.ports.trace_sink import TraceSink
 
 
 class CommandRoot(Protocol):
@@ -22,15 +23,23 @@ class CommandRoot(Protocol):
         self,
         *,
         overrides: Mapping[str, Any] | None = None,
-        observers: Sequence[TraceSink] = (),
+        observers: Sequence["TraceSink"] = (),
         quiet: bool = False,
-    ) -> contextlib.AbstractAsyncContextManager[AsyncContainer]:
+        runs_agent: bool = False,
+        shared_state: bool = False,
+        announce: Callable[[str], None] | None = None,
+    ) -> contextlib.AbstractAsyncContextManager["AsyncContainer"]:
         """A container on the configured state (servers started first, everything closed on exit).
 
         Args:
             overrides: Settings the command line sets, by variable name in lower case (None: unset).
             observers: Trace sinks that see every step as it happens.
             quiet: Log warnings only, unless LOG_LEVEL says otherwise (the command's output is the story).
+            runs_agent: The command runs the agent: the LLM provider is built first, so a missing
+                key is reported before any server starts.
+            shared_state: With no server configured (STATE_BACKEND=auto), use the embedded servers
+                and data folder `agentkit serve` uses (`make run`), not state in memory.
+            announce: Told, in one line, where the state lives, before any server starts.
 
         Raises:
             ConfigurationError: a setting is bad (one line naming the variable).

@@ -58,6 +58,14 @@ def nesting_exceeds(body: bytes, limit: int) -> bool:
     return False
 
 
+def decode_error_detail(exc: msgspec.DecodeError, body: bytes) -> str:
+    """msgspec's reason, in words for the person who sent the body."""
+    message = str(exc)
+    if message == "Input data was truncated":  # msgspec's words for JSON that stops before it is whole
+        return f"the JSON ends before it is complete (after {len(body)} bytes): a string, object or array is not closed"
+    return message
+
+
 async def check_body(request: Request[Any, Any, Any]) -> None:
     """Before-request hook: a JSON body (or one without a media type), not an empty one."""
     media_type = request.headers.get("content-type")
@@ -100,7 +108,7 @@ class RunCreateDTO(AbstractDTO[RunCreate]):
         except msgspec.ValidationError as exc:  # also numbers JSON can write and no machine can hold (1e400)
             raise body_validation_error(str(exc)) from None
         except msgspec.DecodeError as exc:
-            raise RequestRejected(400, "malformed_json", "Malformed JSON", str(exc)) from None
+            raise RequestRejected(400, "malformed_json", "Malformed JSON", decode_error_detail(exc, value)) from None
 
     def decode_builtins(self, value: dict[str, Any]) -> Any:
         """Not used: this DTO only reads JSON bytes."""

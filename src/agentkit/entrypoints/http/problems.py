@@ -1,6 +1,8 @@
 """Every error as RFC 9457 problem details, mapped from domain and application errors in this one place."""
 
+import contextlib
 import math
+import re
 from typing import Any
 
 import msgspec
@@ -21,7 +23,7 @@ from agentkit.application.errors import (
     StoreUnavailable,
     UnknownAgent,
 )
-from agentkit.domain.errors import DomainError, IllegalTransition, InvalidGoal
+from agentkit.domain.errors import DomainError, IllegalTransition, InvalidGoal, InvalidOutputSchema
 
 logger = structlog.get_logger(__name__)
 
@@ -67,6 +69,7 @@ _BY_ERROR: list[tuple[type[Exception], int, str]] = [
     (IllegalTransition, 409, "Run conflict"),
     (IdempotencyConflict, 409, "Request in progress"),
     (IdempotencyMismatch, 422, "Idempotency key reused"),
+    (InvalidOutputSchema, 422, "Invalid output schema"),
     (InvalidGoal, 422, "Invalid run request"),
     (UnknownAgent, 422, "Unknown agent"),
     (RateLimited, 429, "Too many requests"),
@@ -142,7 +145,7 @@ def on_validation_error(request: Request[Any, Any, Any], exc: ValidationExceptio
     """Request bodies and parameters that do not validate: say which field and why."""
     errors = [item for item in exc.extra if isinstance(item, dict)] if isinstance(exc.extra, list) else []
     if errors:
-        detail = "; ".join(_describe(item) for item in errors)
+        detail = "; ".join(_describe(request, item) for item in errors)
         return problem(request, 422, "validation_error", "Invalid request", detail, errors=errors)
     # Litestar raises it without details for a body that is not JSON at all
     return problem(request, 400, "malformed_request", "Malformed request", str(exc.detail))
@@ -160,7 +163,7 @@ def on_http_error(request: Request[Any, Any, Any], exc: HTTPException) -> Respon
         return problem(request, 400, "malformed_json", "Malformed JSON", detail)
     code, title = _HTTP_CODES.get(status, ("http_error", "Request error"))
     if status == 413:
-        detail = "the request body is larger than the server accepts"
+        detail = _too_large(request)
     return problem(request, status, code, title, detail, headers=exc.headers)
 
 
@@ -180,13 +183,33 @@ def on_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[P
     return problem(request, 500, "internal_error", "Internal server error", "the server failed to handle the request")
 
 
-def _describe(item: dict[str, Any]) -> str:
-    key, message = item.get("key"), item.get("message", "invalid")
+def _describe(request: Request[Any, Any, Any], item: dict[str, Any]) -> str:
+    key, message = item.get("key"), str(item.get("message", "invalid"))
     source = item.get("source", "body")
     where = getattr(source, "value", source)  # Litestar gives a ParamType for query, path and header
+    if where == "query" and key:
+        # every query value arrives as text: "Expected `float`, got `str`" says the type, not what was wrong
+        given = request.query_params.get(key)
+        message = _QUERY_TYPE.sub(lambda found: f"expected {_TYPE_WORDS.get(found[1], found[1])}", message)
+        return (
+            f"query parameter {key}={given!r}: {message}" if given is not None else f"query parameter {key}: {message}"
+        )
     if key and key != "data":
         return f"{where}.{key}: {message}"
     return f"{where}: {message}"
+
+
+_QUERY_TYPE = re.compile(r"Expected `(\w+)`(?:, got `str`)?")
+_TYPE_WORDS = {"float": "a number", "int": "a whole number", "bool": "true or false"}
+
+
+def _too_large(request: Request[Any, Any, Any]) -> str:
+    limit: int | None = None
+    with contextlib.suppress(Exception):  # no route resolved: the limit is not known here
+        limit = request.route_handler.resolve_request_max_body_size()
+    if limit is None:
+        return "the request body is larger than the server accepts (MAX_BODY_BYTES)"
+    return f"the request body is larger than the server accepts: at most {limit} bytes (MAX_BODY_BYTES)"
 
 
 _DESCRIPTIONS = {
@@ -197,9 +220,10 @@ _DESCRIPTIONS = {
     413: "Request body larger than MAX_BODY_BYTES",
     415: "The body is not application/json",
     422: (
-        "The request does not validate (the detail names the field, `code` is `validation_error` or "
-        "`invalid_goal`), names an agent that is not configured (`code` is `unknown_agent`), or the "
-        "Idempotency-Key was used before with a different body (`code` is `idempotency_key_reused`)"
+        "The request does not validate (the detail names the field, `code` is `validation_error`, "
+        "`invalid_goal` or `invalid_output_schema`), names an agent that is not configured (`code` is "
+        "`unknown_agent`), or the Idempotency-Key was used before with a different body "
+        "(`code` is `idempotency_key_reused`)"
     ),
     429: "Rate limit reached, or too many failed API keys from this address; see Retry-After",
     503: (

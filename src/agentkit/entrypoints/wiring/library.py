@@ -9,6 +9,7 @@ from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.ports.trace_sink import TraceSink
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.entrypoints.wiring.container import make_container
+from agentkit.entrypoints.wiring.logging import quiet_library_logging
 from agentkit.entrypoints.wiring.providers.core import ObserversProvider
 from agentkit.entrypoints.wiring.settings import load_settings
 
@@ -37,7 +38,11 @@ def library_container(
     token_budget: int | None,
     observers: Sequence[TraceSink],
 ) -> AsyncContainer:
-    """A container for one `Agent`, its state in memory; nothing is read from the environment."""
+    """A container for one `Agent`, its state in memory; nothing is read from the environment.
+
+    Logging is quiet unless the caller configured it: see `quiet_library_logging`.
+    """
+    quiet_library_logging()
     settings = load_settings(
         {},
         state_backend="memory",

@@ -94,3 +94,27 @@ def _remove_own_handlers(root: logging.Logger) -> None:
     """Remove what an earlier `configure_logging` installed; handlers of others (pytest's) stay."""
     for old in [h for h in root.handlers if isinstance(h, _StructlogHandler)]:
         root.removeHandler(old)
+
+
+def quiet_library_logging() -> None:
+    """For AgentKit used as a library: its log lines go to the stdlib's `logging`, unless structlog is configured.
+
+    structlog left as it is prints every line to stdout, where a script's own output goes. Sent to
+    `logging` instead, a script that configures nothing sees warnings and errors only, on stderr
+    (the stdlib's last-resort handler), and one that calls `logging.basicConfig(level=logging.INFO)`
+    (or configures its own handlers, or structlog) sees what it asked for. An application that has
+    configured structlog itself is left alone.
+    """
+    if structlog.is_configured():
+        return
+    structlog.configure(
+        processors=[
+            structlog.stdlib.filter_by_level,  # the stdlib logger's level decides, before any rendering
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.format_exc_info,
+            structlog.processors.KeyValueRenderer(key_order=["event"], sort_keys=True),
+        ],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=False,
+    )

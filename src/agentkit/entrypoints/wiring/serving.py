@@ -1,8 +1,9 @@
 """Serving the HTTP API: settings, start-up, the container, the app and uvicorn, in that order."""
 
+import contextlib
 import gc
-from collections.abc import Callable, Mapping
-from typing import Any
+import signal
+from collections.abc import Callable, Iterator
 
 import structlog
 import uvicorn
@@ -10,13 +11,14 @@ from dishka import AsyncContainer
 from dishka.integrations.litestar import LitestarProvider
 from litestar import Litestar
 
+from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.entrypoints.http import ApiConfig, create_app
 from agentkit.entrypoints.wiring.container import make_container
 from agentkit.entrypoints.wiring.logging import configure_logging
 from agentkit.entrypoints.wiring.providers.agents import mcp_servers_listed
-from agentkit.entrypoints.wiring.providers.core import api_config_of
-from agentkit.entrypoints.wiring.settings import Settings, load_settings
+from agentkit.entrypoints.wiring.providers.core import BuiltLLMProvider, api_config_of
+from agentkit.entrypoints.wiring.settings import Settings
 from agentkit.entrypoints.wiring.startup import started_state
 
 logger = structlog.get_logger(__name__)
@@ -35,6 +37,20 @@ class DrainingServer(uvicorn.Server):
         super().__init__(config)
         self._on_stop = on_stop
         self._stop_told = False
+        self.stop_signals: list[int] = []
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """uvicorn's, but the stop signal is kept in `stop_signals` rather than raised again as serving ends.
+
+        uvicorn raises it again at once so the exit status tells why the process stopped; with the
+        default SIGTERM handler that ends the process there, before start-up's embedded PostgreSQL
+        and Redis are stopped, and they would outlive it. `serve_http` raises it after they stopped.
+        """
+        with super().capture_signals():
+            yield
+            self.stop_signals = list(self._captured_signals)  # uvicorn 0.54's record of the signals
+            self._captured_signals.clear()
 
     async def on_tick(self, counter: int) -> bool:
         """uvicorn's tick (every 0.1 s); the first one that sees the stop signal tells the scheduler."""
@@ -46,19 +62,21 @@ class DrainingServer(uvicorn.Server):
         return should_exit
 
 
-async def serve_http(environ: Mapping[str, str], overrides: Mapping[str, Any]) -> None:
-    """Serve the API; with no servers configured, start a private PostgreSQL and Redis first."""
-    chosen = dict(overrides)
-    if environ.get("STATE_BACKEND", "auto") in ("", "auto"):
-        chosen["state_backend"] = "embedded"  # configured servers still win: see plan_state
-    settings = load_settings(environ, **chosen)
+async def serve_http(settings: Settings, llm: LLMClient | None) -> None:
+    """Serve the API on these settings and this LLM client (its builder closes it; None: the container builds
+    one if it needs one, as in queue mode, where the workers run the agent).
+
+    With no servers configured (the root chose STATE_BACKEND=embedded), a private PostgreSQL and
+    Redis start first.
+    """
     configure_logging(settings.logging)
     if settings.llm.llm_provider == "demo":
         logger.warning("demo_model", detail="no LLM provider configured: runs are played by the rule-based demo model")
     if not settings.http.api_keys:
         logger.warning("no_api_keys", detail="API_KEYS is empty: every /v1 request will be refused")
     async with started_state(settings) as endpoints:
-        container = make_container(settings, LitestarProvider(), endpoints=endpoints)
+        given = [] if llm is None else [BuiltLLMProvider(llm)]
+        container = make_container(settings, LitestarProvider(), *given, endpoints=endpoints)
         # Build what serving needs now, so a bad setting is one line here, not a trace in the lifespan.
         try:
             scheduler = await container.get(RunScheduler)
@@ -82,6 +100,9 @@ async def serve_http(environ: Mapping[str, str], overrides: Mapping[str, Any]) -
             await server.serve()  # the app's lifespan closes the container when it stops
         finally:
             gc.unfreeze()
+    # the servers are stopped: now the signal may end the process, with the status it means
+    for sig in reversed(server.stop_signals):
+        signal.raise_signal(sig)
 
 
 async def build_http_app(container: AsyncContainer) -> Litestar:

@@ -89,6 +89,35 @@ def locate_state(settings: Settings) -> StateEndpoints:
     )
 
 
+def describe_state(settings: Settings) -> str:
+    """Where this process's state lives, in one line for a person (no password shown).
+
+    For example "state: embedded PostgreSQL and Redis in /srv/app/.agentkit (the data `agentkit serve` uses)".
+    """
+    state = settings.state
+    plan = plan_state(state)
+    folder = Path(state.agentkit_data_dir).resolve()
+    if plan.postgres == plan.redis == "embedded":
+        return f"state: embedded PostgreSQL and Redis in {folder} (the data `agentkit serve` uses)"
+    if plan.postgres == plan.redis == "memory":
+        return "state: in memory, gone when the command ends (set DATABASE_URL, or STATE_BACKEND=embedded)"
+    where = {"memory": "in memory", "embedded": f"embedded in {folder}"}
+    url = database_url(state)
+    postgres = where.get(plan.postgres) or (
+        url.set(drivername="postgresql").render_as_string(hide_password=True) if url else "?"
+    )
+    redis = where.get(plan.redis) or _hide_password(state.redis_url or "?")
+    return f"state: PostgreSQL {postgres}, Redis {redis}"
+
+
+def _hide_password(url: str) -> str:
+    scheme, sep, rest = url.partition("://")
+    credentials, at, host = rest.rpartition("@")
+    if not sep or not at or ":" not in credentials:
+        return url
+    return f"{scheme}://{credentials.partition(':')[0]}:***@{host}"
+
+
 @contextlib.asynccontextmanager
 async def started_state(settings: Settings) -> AsyncIterator[StateEndpoints]:
     """Where state lives, with the embedded servers running for as long as the block runs.

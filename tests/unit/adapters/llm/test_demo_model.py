@@ -90,3 +90,9 @@ async def test_without_the_sql_tool_it_says_what_is_missing() -> None:
 async def test_any_other_goal_gets_the_help_text() -> None:
     done, _ = await run("Write me a poem about the sea.", [CALCULATOR])
     assert done.answer == HELP
+    # one line for each way to a real model
+    assert "- OpenAI: LLM_PROVIDER=openai and OPENAI_API_KEY" in HELP.splitlines()
+    assert "- Gemini: LLM_PROVIDER=gemini and GEMINI_API_KEY" in HELP.splitlines()
+    assert any(
+        line.startswith("- a local OpenAI-compatible server") and "LLM_BASE_URL" in line for line in HELP.splitlines()
+    )

@@ -182,7 +182,7 @@ async def test_a_retry_after_header_wins_over_the_body() -> None:
 
 async def test_503_until_the_retries_run_out() -> None:
     transport, sleeps = ReplayTransport(replies("gemini", *["server_error"] * 4)), Sleeps()
-    with pytest.raises(LLMUnavailable, match=r"after 4 attempt\(s\): Gemini answered HTTP 503 UNAVAILABLE") as caught:
+    with pytest.raises(LLMUnavailable, match=r"after 4 attempts: Gemini answered HTTP 503 UNAVAILABLE") as caught:
         await with_retries(gemini_client(transport), sleeps).chat(CONVERSATION, [])
     assert caught.value.attempts == 4
     assert len(transport.requests) == 4

@@ -136,7 +136,7 @@ async def test_without_content_the_template_fails_with_500_and_the_run_names_the
     assert len(replayed.sleeps.waits) == 3
     assert run.status is RunStatus.FAILED
     assert run.failure_reason == (
-        "the LLM call failed: openai stayed unavailable after 4 attempt(s): the OpenAI-compatible server at "
+        "the LLM call failed: openai stayed unavailable after 4 attempts: the OpenAI-compatible server at "
         "http://127.0.0.1:8000/v1 answered HTTP 500: 'dict object' has no attribute 'content'"
     )
 

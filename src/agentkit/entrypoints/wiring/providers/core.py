@@ -184,6 +184,14 @@ class CoreProvider(Provider):
     prune_runs = provide(PruneOldRuns, scope=Scope.REQUEST)
 
 
+class BuiltLLMProvider(Provider):
+    """An LLM client built before the container (so its settings are checked first); its builder closes it."""
+
+    def __init__(self, llm: LLMClient) -> None:
+        super().__init__()
+        self.provide(lambda: llm, provides=LLMClient, scope=Scope.APP)
+
+
 class ObserversProvider(Provider):
     """Extra trace sinks that see every step as it happens (none by default)."""
 

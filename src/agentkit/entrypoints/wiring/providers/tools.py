@@ -12,6 +12,7 @@ from agentkit.adapters.tools.http_fetch import FetchLimits
 from agentkit.adapters.tools.sql_readonly import AsyncpgReadOnlyQueryRunner
 from agentkit.application.errors import ConfigurationError
 from agentkit.application.ports.demo_seeder import DemoSeeder
+from agentkit.application.tools.availability import ToolAvailability
 from agentkit.application.tools.discovery import context_providers_in, import_tool_modules, load_entry_points, tools_in
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.application.tools.tool import Tool
@@ -97,6 +98,20 @@ class ToolsProvider(Provider):
             output_max_chars=tools.tool_output_max_chars,
             context_providers=[provider for obj in offered for provider in context_providers_in(obj)],
         )
+
+    @provide
+    def availability(self, settings: Settings, runner: SqlRunner) -> ToolAvailability:
+        """Which built-in tools this configuration leaves out or limits, and why (`agentkit tools` says so)."""
+        absent: dict[str, str] = {}
+        limited: dict[str, str] = {}
+        if runner.runner is None:
+            absent["sql_readonly"] = (
+                "no PostgreSQL holding the demo database: set DATABASE_URL (then `agentkit seed-demo`), "
+                "or leave it unset and use STATE_BACKEND=embedded (what `agentkit serve` does)"
+            )
+        if not settings.tools.search_api_key:
+            limited["web_search"] = "SEARCH_API_KEY is not set: every call answers with a configuration error"
+        return ToolAvailability(absent=absent, limited=limited)
 
     @provide
     def demo_seeder(self, settings: Settings, endpoints: StateEndpoints) -> DemoSeeder:
