@@ -19,7 +19,7 @@ SHUTDOWN_BOUND_S = 10 + 6 + 5 + 9
 LEASE_S = "3"  # short, so the runs given up are expired soon after
 
 
-async def test_stopping_during_an_outage_is_bounded_and_the_runs_it_gives_up_are_resumed_by_a_successor(stack: FaultStack) -> None:
+async def test_stopping_during_an_outage_is_bounded_and_a_successor_resumes_what_it_gave_up(stack: FaultStack) -> None:
     app = stack.app(RUN_LEASE_S=LEASE_S)
     await asyncio.to_thread(app.start)
     load = Load(app.url, clients=12)
