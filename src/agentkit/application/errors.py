@@ -2,6 +2,8 @@
 
 ApplicationError
  ├── RunNotFound            no such run for this owner
+ ├── SessionNotFound        no such session (or an empty one) for this owner
+ ├── InvalidListing         a runs listing's cursor, limit or time range is not acceptable
  ├── RunConflict            the run cannot do that in its state (cancel a finished run)
  ├── IdempotencyConflict    the same Idempotency-Key is still being processed
  ├── IdempotencyMismatch    the same Idempotency-Key came with another request body
@@ -31,6 +33,18 @@ class RunNotFound(ApplicationError):
     """No run with this id belongs to this owner."""
 
     code = "run_not_found"
+
+
+class SessionNotFound(ApplicationError):
+    """No session with this id holds messages for this owner."""
+
+    code = "session_not_found"
+
+
+class InvalidListing(ApplicationError):
+    """A runs listing asked with a cursor this API did not give, a limit out of range or an empty time range."""
+
+    code = "invalid_listing"
 
 
 class RunConflict(ApplicationError):

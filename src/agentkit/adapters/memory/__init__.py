@@ -1,7 +1,9 @@
 """In-memory adapters of every port: for tests, benchmarks and library use in one process."""
 
 from agentkit.adapters.memory.clock import FixedClock, SequentialIdGenerator
+from agentkit.adapters.memory.prices import FixedPriceTable
 from agentkit.adapters.memory.rate_limiter import InMemoryRateLimiter
+from agentkit.adapters.memory.run_listing import InMemoryRunListing
 from agentkit.adapters.memory.runs import InMemoryRunRepository
 from agentkit.adapters.memory.sessions import InMemorySessionStore
 from agentkit.adapters.memory.trace import FailingTraceSink, InMemoryTraceSink
@@ -9,7 +11,9 @@ from agentkit.adapters.memory.trace import FailingTraceSink, InMemoryTraceSink
 __all__ = [
     "FailingTraceSink",
     "FixedClock",
+    "FixedPriceTable",
     "InMemoryRateLimiter",
+    "InMemoryRunListing",
     "InMemoryRunRepository",
     "InMemorySessionStore",
     "InMemoryTraceSink",

@@ -46,6 +46,7 @@ class RunExecution:
             max_steps=run.max_steps,
             repeat_limit=deps.config.repeat_limit,
             token_budget=run.token_budget,  # set when the run was created (CreateRun caps it)
+            cost_budget=run.cost_budget,
             output_required=run.output_schema is not None,
         )
         self.messages: list[Message] = []
@@ -110,7 +111,7 @@ class RunExecution:
             if self._cancel_requested():
                 return self._end(RunStatus.CANCELLED, "cancelled on request")
             response = await self._ask_model()
-            decision, state = decide(state, response, self.limits)
+            decision, state = decide(state, response, self.limits, spent_usd=self.run.cost_usd)
             self.messages.append(response.to_message())
             if isinstance(decision, Finish):
                 await self._remember_session()
@@ -128,6 +129,7 @@ class RunExecution:
 
     async def _ask_model(self) -> LLMResponse:
         clock = self.deps.clock
+        prompt, sent = self.recorder.prompt_of(self.messages, self.schemas)
         started = clock.monotonic()
         failure: LLMError | None = None
         try:
@@ -135,7 +137,8 @@ class RunExecution:
         except LLMError as exc:
             # the failed call is a step too: the trace shows what it cost and why it failed
             failure, response = exc, LLMResponse(attempts=exc.attempts)
-        self.run = runs.add_usage(self.run, response.usage)
+        cost = self.recorder.cost_of(response.usage)
+        self.run = runs.add_cost(runs.add_usage(self.run, response.usage), cost)
         await self.recorder.record(
             LLMStep(
                 run_id=self.run.id,
@@ -148,6 +151,13 @@ class RunExecution:
                 finish_reason=None if failure else response.finish_reason,
                 attempts=response.attempts,
                 error=None if failure is None else str(failure),
+                error_type=None if failure is None else type(failure).__name__,
+                prompt=prompt,
+                sent=sent,
+                response_id=response.response_id,
+                response_model=response.response_model,
+                provider_finish_reason=response.provider_finish_reason,
+                cost_usd=cost,
             )
         )
         if failure is not None:

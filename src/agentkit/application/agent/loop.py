@@ -7,9 +7,11 @@ from typing import Any
 from agentkit.application.agent.config import AgentConfig
 from agentkit.application.agent.deps import LoopDeps
 from agentkit.application.agent.execution import RunExecution
+from agentkit.application.agent.prompts import PromptPolicy
 from agentkit.application.backoff import Backoff, Sleep
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.llm_client import LLMClient
+from agentkit.application.ports.price_table import PriceTable
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.session_store import SessionStore
 from agentkit.application.ports.trace_sink import TraceSink
@@ -55,6 +57,8 @@ class AgentLoop:
         observers: Sequence[TraceSink] = (),
         sleep: Sleep = asyncio.sleep,
         backoff: Backoff | None = None,
+        prompt_policy: PromptPolicy | None = None,
+        prices: PriceTable | None = None,
     ) -> None:
         self.deps = LoopDeps(
             llm=llm,
@@ -67,6 +71,8 @@ class AgentLoop:
             observers=observers,
             sleep=sleep,
             backoff=backoff,
+            prompt_policy=prompt_policy,
+            prices=prices,
         )
 
     def request_cancel(self, run_id: RunId) -> None:
