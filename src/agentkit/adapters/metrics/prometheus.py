@@ -57,7 +57,10 @@ class PrometheusMetrics(RunObserver, MetricsExporter):
             "agentkit_llm_errors", "LLM calls that failed for good, by error type", ["model", "error_type"], registry=r
         )
         self.retries = Counter(
-            "agentkit_llm_provider_retries", "Provider requests made again after a transient failure", ["model"], registry=r
+            "agentkit_llm_provider_retries",
+            "Provider requests made again after a transient failure",
+            ["model"],
+            registry=r,
         )
         self.tool_errors = Counter("agentkit_tool_errors", "Tool calls that returned an error", ["tool"], registry=r)
         self._status: dict[str, RunStatus] = {}

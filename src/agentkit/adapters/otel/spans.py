@@ -169,4 +169,3 @@ class OTelRunObserver(RunObserver):
             span.set_attribute("error.type", "tool_error")
             span.set_status(Status(StatusCode.ERROR, step.result.error or "the tool failed"))
         span.end(end_time=_ns(end))
-

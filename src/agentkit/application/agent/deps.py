@@ -4,8 +4,8 @@ import asyncio
 from collections.abc import Sequence
 
 from agentkit.application.agent.config import AgentConfig
-from agentkit.application.agent.prompts import PromptPolicy
 from agentkit.application.agent.lease import LeaseKeeper
+from agentkit.application.agent.prompts import PromptPolicy
 from agentkit.application.backoff import Backoff, Sleep
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.llm_client import LLMClient

@@ -140,8 +140,7 @@ def _stored_form(message: Message, policy: PromptPolicy) -> Message:
         calls = tuple(ToolCall(id=call.id, name=call.name) for call in message.tool_calls)
         return Message(role=message.role, tool_calls=calls, tool_call_id=message.tool_call_id, name=message.name)
     calls = tuple(
-        msgspec.structs.replace(call, arguments=policy.scrub_value(call.arguments))
-        for call in message.tool_calls
+        msgspec.structs.replace(call, arguments=policy.scrub_value(call.arguments)) for call in message.tool_calls
     )
     return msgspec.structs.replace(message, content=policy.scrub_text(message.content), tool_calls=calls)
 

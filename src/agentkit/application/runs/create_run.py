@@ -17,6 +17,8 @@ from agentkit.domain.run import Run, validate_goal
 
 MAX_TOKEN_BUDGET: Final = 2**31 - 1
 """The largest token budget a run can record (a 32-bit integer, as the store keeps it)."""
+MAX_COST_BUDGET: Final = 1_000_000.0
+"""The largest cost budget a run may ask for, in US dollars (finite, so `inf` and `nan` are refused)."""
 _NOT_TEXT: Final = re.compile("[\x00\ud800-\udfff]")
 
 
@@ -30,6 +32,7 @@ class CreateRunInput(msgspec.Struct, frozen=True, kw_only=True):
         output_schema: A JSON object schema the final output must follow, if any.
         max_steps: Fewer LLM turns than the default, if wanted (never more).
         token_budget: A token budget for this run (never above RUN_TOKEN_BUDGET, when that is set).
+        cost_budget: US dollars this run may spend (its LLM calls' cost, from the price table).
         idempotency_key: The client's key for safe retries, if any.
         request_fingerprint: A hash of the request body that came with the key.
     """
@@ -42,6 +45,7 @@ class CreateRunInput(msgspec.Struct, frozen=True, kw_only=True):
     token_budget: int | None = None
     idempotency_key: str | None = None
     request_fingerprint: str | None = None
+    cost_budget: float | None = None
 
 
 class ValidRunRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -120,6 +124,8 @@ class CreateRun:
             raise InvalidGoal("max_steps must be at least 1")
         if inp.token_budget is not None and not 1 <= inp.token_budget <= MAX_TOKEN_BUDGET:
             raise InvalidGoal(f"token_budget must be between 1 and {MAX_TOKEN_BUDGET}")
+        if inp.cost_budget is not None and not 0 < inp.cost_budget <= MAX_COST_BUDGET:
+            raise InvalidGoal(f"cost_budget must be more than 0 and at most {MAX_COST_BUDGET:g} (US dollars)")
         if inp.output_schema is not None:
             try:
                 # the very tool the run will build: if this works, the run cannot fail on its schema later
@@ -162,6 +168,7 @@ class CreateRun:
             output_schema=inp.output_schema,
             max_steps=valid.max_steps,
             token_budget=valid.token_budget,
+            cost_budget=inp.cost_budget,
             created_at=now,
             expires_at=None if self._pending_lease is None else now + self._pending_lease,
             idempotency_key=inp.idempotency_key,

@@ -13,6 +13,7 @@ class ApiConfig(msgspec.Struct, frozen=True, kw_only=True):
         max_goal_chars: The longest goal (MAX_GOAL_CHARS).
         response_timeout_s: How long POST /v1/runs waits before answering 202 (RESPONSE_TIMEOUT_S).
         shutdown_grace_s: How long running runs get once the process is told to stop (SHUTDOWN_GRACE_S).
+        metrics_route: Serve GET /metrics here, behind the API key (metrics on, METRICS_BIND unset).
     """
 
     api_keys: tuple[str, ...] = ()
@@ -21,3 +22,4 @@ class ApiConfig(msgspec.Struct, frozen=True, kw_only=True):
     max_goal_chars: int = 8000
     response_timeout_s: float = 30.0
     shutdown_grace_s: float = 10.0
+    metrics_route: bool = False

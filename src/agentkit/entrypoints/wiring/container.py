@@ -4,6 +4,7 @@ from dishka import AsyncContainer, Provider, make_async_container
 
 from agentkit.entrypoints.wiring.providers.core import CoreProvider, ObserversProvider
 from agentkit.entrypoints.wiring.providers.health import HealthProvider
+from agentkit.entrypoints.wiring.providers.observability import ObservabilityProvider
 from agentkit.entrypoints.wiring.providers.state import StateProvider
 from agentkit.entrypoints.wiring.providers.tools import ToolsProvider
 from agentkit.entrypoints.wiring.settings import Settings
@@ -24,6 +25,7 @@ def make_container(settings: Settings, *overrides: Provider, endpoints: StateEnd
         HealthProvider(),
         ToolsProvider(),
         ObserversProvider(),
+        ObservabilityProvider(),
         *overrides,
         context={Settings: settings, StateEndpoints: endpoints},
     )

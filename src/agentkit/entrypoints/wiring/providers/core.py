@@ -9,9 +9,13 @@ from agentkit.adapters.llm.factory import build_llm_client
 from agentkit.adapters.scheduling import InlineRunScheduler, LeaseSweeper
 from agentkit.adapters.system import SystemClock, UuidIdGenerator
 from agentkit.application.agent import AgentConfig, AgentLoop
+from agentkit.application.agent.prompts import PromptPolicy
+from agentkit.application.observation import ObserverStepSink, RunObservers
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.id_generator import IdGenerator
 from agentkit.application.ports.llm_client import LLMClient
+from agentkit.application.ports.price_table import PriceTable
+from agentkit.application.ports.prompt_reader import PromptReader
 from agentkit.application.ports.rate_limiter import RateLimiter
 from agentkit.application.ports.run_admission import RunAdmission
 from agentkit.application.ports.run_repository import RunRepository
@@ -21,14 +25,16 @@ from agentkit.application.ports.trace_sink import TraceReader, TraceSink
 from agentkit.application.runs.cancel_run import CancelRun
 from agentkit.application.runs.create_run import CreateRun
 from agentkit.application.runs.expire_runs import ExpireLapsedRuns
+from agentkit.application.runs.list_runs import ListRuns
 from agentkit.application.runs.prune import PruneOldRuns
 from agentkit.application.runs.queries import GetRun, GetTrace
 from agentkit.application.runs.run_agent import RunAgent
 from agentkit.application.runs.submit_run import SubmitRun
 from agentkit.application.runs.wait_for_run import WaitForRun
+from agentkit.application.sessions.manage import DeleteSession, GetSession
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.entrypoints.http.config import ApiConfig
-from agentkit.entrypoints.wiring.settings import Settings, runs_in_flight_cap
+from agentkit.entrypoints.wiring.settings import Settings, metrics_address, runs_in_flight_cap
 
 StepObservers = NewType("StepObservers", tuple[TraceSink, ...])
 
@@ -42,6 +48,7 @@ def api_config_of(settings: Settings) -> ApiConfig:
         max_goal_chars=settings.loop.max_goal_chars,
         response_timeout_s=settings.http.response_timeout_s,
         shutdown_grace_s=settings.loop.shutdown_grace_s,
+        metrics_route=settings.observability.metrics_enabled and metrics_address(settings) is None,
     )
 
 
@@ -96,8 +103,12 @@ class CoreProvider(Provider):
         clock: Clock,
         config: AgentConfig,
         observers: StepObservers,
+        run_observers: RunObservers,
+        prompt_policy: PromptPolicy,
+        prices: PriceTable | None,
     ) -> AgentLoop:
-        """The agent loop with its observers (the CLI's live output)."""
+        """The agent loop with its observers (the CLI's live output, metrics and tracing), prompt policy and prices."""
+        sinks = (*observers, ObserverStepSink(run_observers)) if run_observers.observers else observers
         return AgentLoop(
             llm=llm,
             tools=registry,
@@ -106,7 +117,9 @@ class CoreProvider(Provider):
             sessions=sessions,
             clock=clock,
             config=config,
-            observers=observers,
+            observers=sinks,
+            prompt_policy=prompt_policy,
+            prices=prices,
         )
 
     @provide(scope=Scope.APP)
@@ -160,13 +173,16 @@ class CoreProvider(Provider):
         return WaitForRun(runs=runs, scheduler=scheduler, clock=clock)
 
     @provide(scope=Scope.REQUEST)
-    def get_trace(self, runs: RunRepository, trace: TraceReader) -> GetTrace:
+    def get_trace(self, runs: RunRepository, trace: TraceReader, prompts: PromptReader) -> GetTrace:
         """The GetTrace use-case."""
-        return GetTrace(runs=runs, trace=trace)
+        return GetTrace(runs=runs, trace=trace, prompts=prompts)
 
     run_agent = provide(RunAgent, scope=Scope.REQUEST)
     cancel_run = provide(CancelRun, scope=Scope.REQUEST)
     get_run = provide(GetRun, scope=Scope.REQUEST)
+    list_runs = provide(ListRuns, scope=Scope.REQUEST)
+    get_session = provide(GetSession, scope=Scope.REQUEST)
+    delete_session = provide(DeleteSession, scope=Scope.REQUEST)
     prune_runs = provide(PruneOldRuns, scope=Scope.REQUEST)
 
 
