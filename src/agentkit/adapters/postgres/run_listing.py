@@ -1,11 +1,12 @@
 """The Postgres RunListing: keyset pages over `runs` by (created_at, id), newest first."""
 
-from sqlalchemy import select, tuple_
+from sqlalchemy import bindparam, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agentkit.adapters.outage import store_outage
-from agentkit.adapters.postgres.mapping import row_to_run
+from agentkit.adapters.postgres.mapping import is_uuid, row_to_run
 from agentkit.adapters.postgres.tables import runs
+from agentkit.application.errors import InvalidListing
 from agentkit.application.ports.run_listing import RunCursor, RunFilter, RunListing
 from agentkit.domain.run import Run
 
@@ -33,7 +34,13 @@ class SqlaRunListing(RunListing):
         if where.created_after is not None:
             query = query.where(runs.c.created_at >= where.created_after)
         if after is not None:
-            query = query.where(tuple_(runs.c.created_at, runs.c.id) < tuple_(after.created_at, after.id))
+            if not is_uuid(after.id):
+                raise InvalidListing("the cursor is not one this API gave; start again without it")
+            position = tuple_(
+                bindparam("after_created_at", after.created_at, type_=runs.c.created_at.type),
+                bindparam("after_id", after.id, type_=runs.c.id.type),
+            )
+            query = query.where(tuple_(runs.c.created_at, runs.c.id) < position)
         query = query.order_by(runs.c.created_at.desc(), runs.c.id.desc()).limit(limit)
         async with self._engine.connect() as conn:
             rows = (await conn.execute(query)).mappings().all()

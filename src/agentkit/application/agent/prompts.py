@@ -17,7 +17,7 @@ from typing import Any, Final
 import msgspec
 
 from agentkit.domain.messages import Message, ToolCall
-from agentkit.domain.steps import PromptDelta, PromptRef, StoredMessage, ToolSet
+from agentkit.domain.steps import LLMStep, PromptDelta, PromptRef, Step, StoredMessage, ToolSet
 from agentkit.domain.tools import ToolSchema
 
 REDACTED: Final = "[redacted]"
@@ -146,10 +146,32 @@ def _stored_form(message: Message, policy: PromptPolicy) -> Message:
 
 
 def redact_arguments(arguments: dict[str, Any], policy: PromptPolicy) -> dict[str, Any]:
-    """A tool step's arguments as they may be stored."""
+    """Tool-call arguments as they may be stored."""
     if not policy.payloads:
         return {}
     if not policy.redact_fields and not policy.secrets:
         return arguments
     scrubbed: dict[str, Any] = policy.scrub_value(arguments)
     return scrubbed
+
+
+def stored_step(step: Step, policy: PromptPolicy) -> Step:
+    """A step as the trace may keep it: what the model wrote and the tools answered, under the policy.
+
+    Without payloads the text, arguments and outputs go (names, ids, tokens, latency and errors
+    stay); otherwise named fields and secrets are redacted wherever they appear.
+    """
+    if isinstance(step, LLMStep):
+        calls = tuple(
+            msgspec.structs.replace(call, arguments=redact_arguments(call.arguments, policy))
+            for call in step.tool_calls
+        )
+        text = policy.scrub_text(step.text) if policy.payloads else ""
+        return msgspec.structs.replace(step, text=text, tool_calls=calls)
+    result = step.result
+    output = policy.scrub_text(result.output) if policy.payloads else ""
+    error = None if result.error is None else policy.scrub_text(result.error)
+    result = msgspec.structs.replace(
+        result, output=output, error=error, value=None if not policy.payloads else result.value
+    )
+    return msgspec.structs.replace(step, arguments=redact_arguments(step.arguments, policy), result=result)

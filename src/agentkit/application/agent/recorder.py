@@ -3,14 +3,13 @@
 import asyncio
 from collections.abc import Sequence
 
-import msgspec
 import structlog
 
 from agentkit.application.agent.deps import LoopDeps
-from agentkit.application.agent.prompts import PromptLog, redact_arguments
+from agentkit.application.agent.prompts import PromptLog, stored_step
 from agentkit.application.errors import StoreUnavailable
 from agentkit.domain.messages import Message, Usage
-from agentkit.domain.steps import PromptDelta, PromptRef, Step, ToolStep
+from agentkit.domain.steps import PromptDelta, PromptRef, Step
 from agentkit.domain.tools import ToolSchema
 
 logger = structlog.get_logger(__name__)
@@ -50,8 +49,8 @@ class StepRecorder:
     async def record(self, step: Step) -> None:
         """Give the step to the durable sink, then to the observers; never raises."""
         deps = self.deps
-        if isinstance(step, ToolStep) and deps.prompt_policy.changes_anything:
-            step = msgspec.structs.replace(step, arguments=redact_arguments(step.arguments, deps.prompt_policy))
+        if deps.prompt_policy.changes_anything:
+            step = stored_step(step, deps.prompt_policy)  # what the trace may keep (never a secret)
         try:
             await deps.trace.record(step)
         except Exception as exc:

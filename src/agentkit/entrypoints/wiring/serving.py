@@ -10,12 +10,13 @@ from dishka import AsyncContainer
 from dishka.integrations.litestar import LitestarProvider
 from litestar import Litestar
 
+from agentkit.adapters.metrics import PrometheusMetrics, serve_metrics
 from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.entrypoints.http import ApiConfig, create_app
 from agentkit.entrypoints.wiring.container import make_container
 from agentkit.entrypoints.wiring.logging import configure_logging
 from agentkit.entrypoints.wiring.providers.core import api_config_of
-from agentkit.entrypoints.wiring.settings import Settings, load_settings
+from agentkit.entrypoints.wiring.settings import Settings, load_settings, metrics_address
 from agentkit.entrypoints.wiring.startup import started_state
 
 logger = structlog.get_logger(__name__)
@@ -62,6 +63,7 @@ async def serve_http(environ: Mapping[str, str], overrides: Mapping[str, Any]) -
         try:
             scheduler = await container.get(RunScheduler)
             app = await build_http_app(container)
+            stop_metrics = await start_metrics_listener(container, settings)
         except BaseException:
             await container.close()
             raise
@@ -80,6 +82,18 @@ async def serve_http(environ: Mapping[str, str], overrides: Mapping[str, Any]) -
             await server.serve()  # the app's lifespan closes the container when it stops
         finally:
             gc.unfreeze()
+            stop_metrics()
+
+
+async def start_metrics_listener(container: AsyncContainer, settings: Settings) -> Callable[[], None]:
+    """With METRICS_BIND set (and metrics on), /metrics on a listener of its own; return its stop function."""
+    address = metrics_address(settings)
+    metrics = await container.get(PrometheusMetrics | None)
+    if address is None or metrics is None:
+        return lambda: None
+    port, stop = serve_metrics(metrics, *address)
+    logger.info("metrics_listening", url=f"http://{address[0]}:{port}/metrics")
+    return stop
 
 
 async def build_http_app(container: AsyncContainer) -> Litestar:
