@@ -220,7 +220,7 @@ def metrics_address(settings: Settings) -> tuple[str, int] | None:
     if bind is None:
         return None
     host, _, port = bind.rpartition(":")
-    if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:  # 0: any free port
         raise ConfigurationError(f"METRICS_BIND: expected host:port, got {bind!r}")
     return host.strip("[]"), int(port)
 
