@@ -144,7 +144,7 @@ async def test_a_run_stops_at_its_cost_budget(api_factory: ApiFactory) -> None:
     run = (await api.post("/v1/runs", json={"goal": "2+3", "cost_budget": 0.0001}, headers=headers())).json()
 
     assert (run["status"], run["cost_budget"]) == ("failed", 0.0001)
-    assert run["failure_reason"] == "cost budget exceeded: $0.000210 spent, the budget is $0.000100"
+    assert run["failure_reason"] == "cost budget exceeded: $0.00021 spent, the budget is $0.0001"
     assert len(llm.requests) == 1
 
 

@@ -129,7 +129,7 @@ def _over_cost_budget(spent_usd: float | None, budget: float) -> str | None:
     if spent_usd is None:
         return "the cost budget cannot be kept: the model's price is unknown"
     if spent_usd > budget:
-        return f"cost budget exceeded: ${spent_usd:.6f} spent, the budget is ${budget:.6f}"
+        return f"cost budget exceeded: ${spent_usd:.6g} spent, the budget is ${budget:.6g}"
     return None
 
 
