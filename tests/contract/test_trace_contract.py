@@ -146,6 +146,8 @@ async def test_what_llm_steps_sent_is_stored_once_and_each_step_refers_to_its_pr
     assert [stored.digest for stored in prompts.messages] == ["d1", "d2", "d3", "d4"]
     assert prompts.tool_sets == {"tools-1": (WEATHER,)}
     assert steps[0] == msgspec.structs.replace(first, sent=None)
-    assert prompts.sent_by(steps[1]) == (CONVERSATION, [WEATHER])  # type: ignore[arg-type]
-    assert prompts.sent_by(steps[0]) == (CONVERSATION[:2], [WEATHER])  # type: ignore[arg-type]
+    assert isinstance(steps[0], LLMStep)
+    assert isinstance(steps[1], LLMStep)
+    assert prompts.sent_by(steps[1]) == (CONVERSATION, [WEATHER])
+    assert prompts.sent_by(steps[0]) == (CONVERSATION[:2], [WEATHER])
     assert await kit.prompts.prompts(RunId("not-a-uuid")) == RunPrompts()
