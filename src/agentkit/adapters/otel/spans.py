@@ -58,6 +58,7 @@ class OTelRunObserver(RunObserver):
         self._agent = agent_name
         self._parents: OrderedDict[str, otel_context.Context] = OrderedDict()  # accepted, not started
         self._spans: OrderedDict[str, Span] = OrderedDict()  # running
+        self._contexts: dict[str, otel_context.Context] = {}  # each running run's span as a parent
 
     def on_run(self, run: Run) -> None:
         """Remember the caller's context of an accepted run, start the run's span, end it with the run."""
@@ -73,11 +74,20 @@ class OTelRunObserver(RunObserver):
         if run.is_terminal:
             self._end_run_span(span, run)
             self._spans.pop(run.id, None)
+            self._contexts.pop(run.id, None)
 
     def on_step(self, step: Step) -> None:
-        """A span for the step, child of its run's, with the step's own times."""
+        """A span for the step, child of its run's, with the step's own times.
+
+        A run the sampler left out (OTEL_TRACES_SAMPLER) costs its steps nothing: no span is made.
+        """
         parent = self._spans.get(step.run_id)
-        ctx = trace.set_span_in_context(parent) if parent is not None else self._parents.get(step.run_id)
+        if parent is not None:
+            if not parent.is_recording():
+                return
+            ctx = self._contexts.get(step.run_id)
+        else:
+            ctx = self._parents.get(step.run_id)
         end = step.created_at
         start = end - timedelta(milliseconds=step.latency_ms)
         if isinstance(step, LLMStep):
@@ -105,9 +115,15 @@ class OTelRunObserver(RunObserver):
         )
         if not run.is_terminal:
             _remember(self._spans, run.id, span)
+            if len(self._contexts) >= _MAX_OPEN:
+                self._contexts.clear()  # runs that ended elsewhere; their steps become roots
+            self._contexts[run.id] = trace.set_span_in_context(span)
         return span
 
     def _end_run_span(self, span: Span, run: Run) -> None:
+        if not span.is_recording():
+            span.end()
+            return
         span.set_attribute("gen_ai.usage.input_tokens", run.input_tokens)
         span.set_attribute("gen_ai.usage.output_tokens", run.output_tokens)
         span.set_attribute("agentkit.run.status", run.status.value)

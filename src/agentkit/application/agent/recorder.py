@@ -31,8 +31,12 @@ class StepRecorder:
         self.gaps = 0  # steps the durable trace sink refused to take
         self.prompts = PromptLog(deps.prompt_policy)
 
-    def prompt_of(self, messages: Sequence[Message], schemas: Sequence[ToolSchema]) -> tuple[PromptRef, PromptDelta]:
-        """What the LLM call about to be made sends, as the trace stores it."""
+    def prompt_of(
+        self, messages: Sequence[Message], schemas: Sequence[ToolSchema]
+    ) -> tuple[PromptRef | None, PromptDelta | None]:
+        """What the LLM call about to be made sends, as the trace stores it (None when prompts are not captured)."""
+        if not self.deps.prompt_policy.capture:
+            return None, None
         llm = self.deps.llm
         return self.prompts.sent(messages, schemas, provider=llm.provider, model=llm.model, parameters=llm.parameters)
 
