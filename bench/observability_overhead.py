@@ -9,8 +9,10 @@ steps), run in configurations that add one thing at a time:
   configured), as the service always does;
 - `+ prices`: each call priced from genai-prices' table;
 - `+ metrics`: the Prometheus observer (the run repository observed, every step counted);
-- `+ otel`: the OpenTelemetry observer on the SDK, spans batched to an exporter that drops them
-  (what the collector does with them is not the loop's cost).
+- `+ otel 10%`: the OpenTelemetry observer with a 10 % trace-id ratio sampler (OTEL_TRACES_SAMPLER=
+  parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=0.1): the other runs make no step spans;
+- `+ otel`: every run traced, spans batched to an exporter that drops them (what the collector
+  does with them is not the loop's cost).
 
 Against the hand-written loop of loop_overhead.py, measured in the same rounds; "own" is the
 loop's time minus the baseline's; the added cost of each configuration is given against `off`'s
@@ -31,6 +33,7 @@ from collections.abc import Sequence
 import structlog
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 
 from agentkit.adapters.llm.scripted import ScriptedLLMClient
 from agentkit.adapters.memory import (
@@ -55,7 +58,7 @@ from agentkit.domain.ids import OwnerId
 from agentkit.domain.run import RunStatus
 from loop_overhead import GOAL, baseline_run, noop, script
 
-CONFIGS = ("off", "prompts", "+ prices", "+ metrics", "+ otel")
+CONFIGS = ("off", "prompts", "+ prices", "+ metrics", "+ otel 10%", "+ otel")
 
 
 class DropSpans(SpanExporter):
@@ -75,14 +78,18 @@ def scripted(turns: int) -> ScriptedLLMClient:
 class Runtime:
     """The real loop in one of the configurations."""
 
-    def __init__(self, llm: ScriptedLLMClient, max_steps: int, config: str, otel: OTelRunObserver) -> None:
+    def __init__(
+        self, llm: ScriptedLLMClient, max_steps: int, config: str, otel: OTelRunObserver, sampled: OTelRunObserver
+    ) -> None:
         level = CONFIGS.index(config)
         clock = FixedClock()
         runs = InMemoryRunRepository()
         observers: list[RunObserver] = []
         if level >= 3:
             observers.append(PrometheusMetrics())
-        if level >= 4:
+        if config == "+ otel 10%":
+            observers.append(sampled)
+        elif level >= 5:
             observers.append(otel)
         fanout = RunObservers(observers)
         sinks: list[TraceSink] = [ObserverStepSink(fanout)] if observers else []
@@ -110,12 +117,14 @@ class Runtime:
         return run.status
 
 
-async def per_turn(turns: int, runs_per_round: int, rounds: int, otel: OTelRunObserver) -> dict[str, float]:
+async def per_turn(
+    turns: int, runs_per_round: int, rounds: int, otel: OTelRunObserver, sampled: OTelRunObserver
+) -> dict[str, float]:
     """Median µs per turn of each configuration and of the hand-written baseline."""
     samples: dict[str, list[float]] = {name: [] for name in (*CONFIGS, "baseline")}
     for _ in range(rounds):
         for config in CONFIGS:
-            runtimes = [Runtime(scripted(turns), turns + 1, config, otel) for _ in range(runs_per_round)]
+            runtimes = [Runtime(scripted(turns), turns + 1, config, otel, sampled) for _ in range(runs_per_round)]
             gc.collect()
             started = time.perf_counter()
             for runtime in runtimes:
@@ -136,10 +145,14 @@ async def main(quick: bool) -> None:
     provider = TracerProvider()
     provider.add_span_processor(BatchSpanProcessor(DropSpans(), max_queue_size=100_000))
     otel = OTelRunObserver(provider.get_tracer("bench"))
+    ratio = TracerProvider(sampler=ParentBased(TraceIdRatioBased(0.1)))
+    ratio.add_span_processor(BatchSpanProcessor(DropSpans(), max_queue_size=100_000))
+    sampled = OTelRunObserver(ratio.get_tracer("bench"))
     rounds = 3 if quick else 9
-    await per_turn(10, 20, 1, otel)  # warm-up
-    figures = await per_turn(20, 50 if quick else 150, rounds, otel)
+    await per_turn(10, 20, 1, otel, sampled)  # warm-up
+    figures = await per_turn(20, 50 if quick else 150, rounds, otel, sampled)
     provider.shutdown()
+    ratio.shutdown()
     base = figures["baseline"]
     off_own = figures["off"] - base
     print(f"Python {sys.version.split()[0]}; 20-turn runs; one turn = one LLM call + one tool call (2 trace steps)")

@@ -13,6 +13,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, Sampler
 from prometheus_client.parser import text_string_to_metric_families
 
 from agentkit.adapters.llm.scripted import ScriptedLLMClient
@@ -99,9 +100,9 @@ async def test_metrics_on_their_own_address_leave_the_api(api_factory: ApiFactor
 class InMemoryTracing(Provider):
     """OpenTelemetry on an in-memory exporter, in place of the OTLP one."""
 
-    def __init__(self, exporter: InMemorySpanExporter) -> None:
+    def __init__(self, exporter: InMemorySpanExporter, sampler: Sampler | None = None) -> None:
         super().__init__()
-        provider = TracerProvider()
+        provider = TracerProvider(sampler=sampler)
         provider.add_span_processor(SimpleSpanProcessor(exporter))
         tracing = OtelTracing(OTelRunObserver(provider.get_tracer("test")), W3CTraceContext())
         self.provide(lambda: tracing, provides=OtelTracing, scope=Scope.APP)
@@ -187,6 +188,16 @@ async def test_a_failed_tool_and_a_failed_run_carry_error_type(api_factory: ApiF
     assert agent.attributes is not None
     assert agent.attributes["error.type"] == "failed"
     assert agent.status.status_code.name == "ERROR"
+
+
+async def test_a_run_the_sampler_leaves_out_makes_no_spans(api_factory: ApiFactory) -> None:
+    exporter = InMemorySpanExporter()
+    api = await api_factory([calls("add", a=1, b=2), answer("3")], providers=[InMemoryTracing(exporter, ALWAYS_OFF)])
+
+    run = (await api.post("/v1/runs", json={"goal": "1+2"}, headers=headers())).json()
+
+    assert run["status"] == "succeeded"
+    assert exporter.get_finished_spans() == ()
 
 
 class Collector(BaseHTTPRequestHandler):

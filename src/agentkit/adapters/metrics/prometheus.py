@@ -6,7 +6,7 @@ the process is configured with, and tool names past MAX_TOOL_LABELS are counted 
 can ask for any name, and each would be a new series).
 """
 
-from typing import Final
+from typing import Any, Final
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
@@ -65,6 +65,9 @@ class PrometheusMetrics(RunObserver, MetricsExporter):
         self.tool_errors = Counter("agentkit_tool_errors", "Tool calls that returned an error", ["tool"], registry=r)
         self._status: dict[str, RunStatus] = {}
         self._tools: set[str] = set()
+        # labelled children, looked up once per label set: `labels()` costs more than the count itself
+        self._llm: dict[str, tuple[Any, Any, Any, Any, Any]] = {}
+        self._tool_children: dict[str, tuple[Any, Any]] = {}
 
     @property
     def content_type(self) -> str:
@@ -104,21 +107,37 @@ class PrometheusMetrics(RunObserver, MetricsExporter):
         """Count the step's latency, and its tokens, cost, retries and errors."""
         if isinstance(step, LLMStep):
             model = step.prompt.model if step.prompt is not None else ""
-            self.step_seconds.labels("llm", "", model).observe(step.latency_ms / 1000)
-            self.tokens.labels(model, "input").inc(step.usage.input_tokens)
-            self.tokens.labels(model, "output").inc(step.usage.output_tokens)
+            children = self._llm.get(model)
+            if children is None:
+                children = self._llm[model] = (
+                    self.step_seconds.labels("llm", "", model),
+                    self.tokens.labels(model, "input"),
+                    self.tokens.labels(model, "output"),
+                    self.cost.labels(model),
+                    self.retries.labels(model),
+                )
+            seconds, tokens_in, tokens_out, cost, retries = children
+            seconds.observe(step.latency_ms / 1000)
+            tokens_in.inc(step.usage.input_tokens)
+            tokens_out.inc(step.usage.output_tokens)
             if step.cost_usd is not None:
-                self.cost.labels(model).inc(step.cost_usd)
+                cost.inc(step.cost_usd)
             if step.attempts > 1:
-                self.retries.labels(model).inc(step.attempts - 1)
+                retries.inc(step.attempts - 1)
             if step.error is not None:
                 self.llm_errors.labels(model, step.error_type or "error").inc()
             return
         assert isinstance(step, ToolStep)  # noqa: S101 - Step has two members
-        tool = self._tool_label(step.tool_name)
-        self.step_seconds.labels("tool", tool, "").observe(step.latency_ms / 1000)
+        tool_children = self._tool_children.get(step.tool_name)
+        if tool_children is None:
+            tool = self._tool_label(step.tool_name)
+            tool_children = (self.step_seconds.labels("tool", tool, ""), self.tool_errors.labels(tool))
+            if tool != "other":
+                self._tool_children[step.tool_name] = tool_children
+        tool_seconds, tool_errors = tool_children
+        tool_seconds.observe(step.latency_ms / 1000)
         if not step.result.ok:
-            self.tool_errors.labels(tool).inc()
+            tool_errors.inc()
 
     def _tool_label(self, name: str) -> str:
         if name in self._tools:
