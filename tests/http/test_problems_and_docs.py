@@ -93,7 +93,7 @@ async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) 
     }
     listing = document["paths"]["/v1/runs"]["get"]
     assert {p["name"] for p in listing["parameters"]} >= {"status", "session_id", "created_before", "limit", "cursor"}
-    assert set(listing["responses"]) == {"200", "400", "401", "422", "429", "503"}
+    assert set(listing["responses"]) == {"200", "400", "401", "404", "422", "429", "503"}
     assert set(document["paths"]["/v1/sessions/{session_id}"]) == {"get", "delete"}
     trace = document["paths"]["/v1/runs/{run_id}/trace"]["get"]
     assert "include" in {p["name"] for p in trace["parameters"]}

@@ -220,7 +220,7 @@ async def test_runs_are_filtered_by_status_session_and_time(api_factory: ApiFact
     assert pending["id"] in {run["id"] for run in after["runs"]}
 
 
-async def test_a_bad_listing_is_a_422_problem(api_factory: ApiFactory) -> None:
+async def test_a_bad_listing_is_a_problem(api_factory: ApiFactory) -> None:
     api = await api_factory([])
 
     bad_cursor = await api.get("/v1/runs?cursor=not-a-cursor", headers=headers())
@@ -228,12 +228,18 @@ async def test_a_bad_listing_is_a_422_problem(api_factory: ApiFactory) -> None:
     too_many = await api.get("/v1/runs?limit=1000", headers=headers())
     bad_status = await api.get("/v1/runs?status=finished", headers=headers())
     no_key = await api.get("/v1/runs")
+    empty_range = await api.get(
+        "/v1/runs",
+        params={"created_after": "2026-01-02T00:00:00Z", "created_before": "2026-01-01T00:00:00Z"},
+        headers=headers(),
+    )
 
-    assert (bad_cursor.status_code, bad_cursor.json()["code"]) == (422, "invalid_listing")
+    assert (bad_cursor.status_code, bad_cursor.json()["code"]) == (404, "cursor_not_found")
     assert (naive.status_code, naive.json()["code"]) == (422, "invalid_listing")
     assert (too_many.status_code, too_many.json()["code"]) == (422, "validation_error")
     assert (bad_status.status_code, bad_status.json()["code"]) == (422, "validation_error")
     assert no_key.status_code == 401
+    assert (empty_range.status_code, empty_range.json()["runs"]) == (200, [])
 
 
 async def test_a_session_can_be_read_and_forgotten_by_its_owner_only(api_factory: ApiFactory) -> None:

@@ -3,7 +3,8 @@
 ApplicationError
  ├── RunNotFound            no such run for this owner
  ├── SessionNotFound        no such session (or an empty one) for this owner
- ├── InvalidListing         a runs listing's cursor, limit or time range is not acceptable
+ ├── InvalidListing         a runs listing's limit or time filter is not acceptable
+ ├── CursorNotFound         a runs listing's cursor names no page this API gave
  ├── RunConflict            the run cannot do that in its state (cancel a finished run)
  ├── IdempotencyConflict    the same Idempotency-Key is still being processed
  ├── IdempotencyMismatch    the same Idempotency-Key came with another request body
@@ -42,9 +43,15 @@ class SessionNotFound(ApplicationError):
 
 
 class InvalidListing(ApplicationError):
-    """A runs listing asked with a cursor this API did not give, a limit out of range or an empty time range."""
+    """A runs listing asked with a limit out of range or a time without a time zone."""
 
     code = "invalid_listing"
+
+
+class CursorNotFound(ApplicationError):
+    """A runs listing's cursor is not one this API gave: the page it names does not exist."""
+
+    code = "cursor_not_found"
 
 
 class RunConflict(ApplicationError):

@@ -6,7 +6,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from agentkit.adapters.outage import store_outage
 from agentkit.adapters.postgres.mapping import is_uuid, row_to_run
 from agentkit.adapters.postgres.tables import runs
-from agentkit.application.errors import InvalidListing
+from agentkit.application.errors import CursorNotFound
 from agentkit.application.ports.run_listing import RunCursor, RunFilter, RunListing
 from agentkit.domain.run import Run
 
@@ -35,7 +35,7 @@ class SqlaRunListing(RunListing):
             query = query.where(runs.c.created_at >= where.created_after)
         if after is not None:
             if not is_uuid(after.id):
-                raise InvalidListing("the cursor is not one this API gave; start again without it")
+                raise CursorNotFound("the cursor names no page of this listing; start again without it")
             position = tuple_(
                 bindparam("after_created_at", after.created_at, type_=runs.c.created_at.type),
                 bindparam("after_id", after.id, type_=runs.c.id.type),

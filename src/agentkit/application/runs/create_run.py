@@ -17,6 +17,8 @@ from agentkit.domain.run import Run, validate_goal
 
 MAX_TOKEN_BUDGET: Final = 2**31 - 1
 """The largest token budget a run can record (a 32-bit integer, as the store keeps it)."""
+MIN_COST_BUDGET: Final = 0.000001
+"""The smallest cost budget, in US dollars (a millionth of a dollar: less is no budget one could keep)."""
 MAX_COST_BUDGET: Final = 1_000_000.0
 """The largest cost budget a run may ask for, in US dollars (finite, so `inf` and `nan` are refused)."""
 _NOT_TEXT: Final = re.compile("[\x00\ud800-\udfff]")
@@ -124,8 +126,8 @@ class CreateRun:
             raise InvalidGoal("max_steps must be at least 1")
         if inp.token_budget is not None and not 1 <= inp.token_budget <= MAX_TOKEN_BUDGET:
             raise InvalidGoal(f"token_budget must be between 1 and {MAX_TOKEN_BUDGET}")
-        if inp.cost_budget is not None and not 0 < inp.cost_budget <= MAX_COST_BUDGET:
-            raise InvalidGoal(f"cost_budget must be more than 0 and at most {MAX_COST_BUDGET:g} (US dollars)")
+        if inp.cost_budget is not None and not MIN_COST_BUDGET <= inp.cost_budget <= MAX_COST_BUDGET:
+            raise InvalidGoal(f"cost_budget must be between {MIN_COST_BUDGET:g} and {MAX_COST_BUDGET:g} (US dollars)")
         if inp.output_schema is not None:
             try:
                 # the very tool the run will build: if this works, the run cannot fail on its schema later

@@ -7,7 +7,7 @@ from typing import Final
 
 import msgspec
 
-from agentkit.application.errors import InvalidListing
+from agentkit.application.errors import CursorNotFound, InvalidListing
 from agentkit.application.ports.run_listing import RunCursor, RunFilter, RunListing
 from agentkit.domain.ids import OwnerId, SessionId
 from agentkit.domain.run import Run, RunStatus
@@ -54,7 +54,8 @@ class ListRuns:
       run is repeated and none that existed when paging began is skipped.
     - Only the owner's runs are listed; the cursor carries no owner, so another key's cursor lists
       that key's own runs, never the first key's.
-    - A cursor that does not decode, or a limit out of range, is refused before anything is read.
+    - A limit out of range is refused, and a cursor this API did not give names no page (not
+      found), before anything is read. An empty time range lists nothing.
     """
 
     def __init__(self, *, listing: RunListing) -> None:
@@ -64,12 +65,11 @@ class ListRuns:
         """One page of runs.
 
         Raises:
-            InvalidListing: a bad cursor, limit or time range.
+            InvalidListing: the limit is out of range.
+            CursorNotFound: the cursor is not one this API gave.
         """
         if not 1 <= inp.limit <= MAX_PAGE:
             raise InvalidListing(f"limit must be between 1 and {MAX_PAGE}")
-        if inp.created_before and inp.created_after and inp.created_after >= inp.created_before:
-            raise InvalidListing("created_after must be earlier than created_before")
         after = None if inp.cursor is None else decode_cursor(inp.cursor)
         where = RunFilter(
             owner=inp.owner,
@@ -94,13 +94,16 @@ def decode_cursor(cursor: str) -> RunCursor:
     """The position a cursor names.
 
     Raises:
-        InvalidListing: it is not a cursor this API gave.
+        CursorNotFound: it is not a cursor this API gave.
     """
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         found = msgspec.json.decode(raw, type=RunCursor)
     except (binascii.Error, ValueError, msgspec.DecodeError):
-        raise InvalidListing("the cursor is not one this API gave; start again without it") from None
+        raise CursorNotFound(_NO_PAGE) from None
     if found.created_at.tzinfo is None:
-        raise InvalidListing("the cursor is not one this API gave; start again without it")
+        raise CursorNotFound(_NO_PAGE)
     return found
+
+
+_NO_PAGE = "the cursor names no page of this listing; start again without it"

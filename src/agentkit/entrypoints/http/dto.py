@@ -5,7 +5,7 @@ from typing import Annotated, Any, Final, Literal, cast
 
 import msgspec
 
-from agentkit.application.runs.create_run import MAX_COST_BUDGET, MAX_TOKEN_BUDGET
+from agentkit.application.runs.create_run import MAX_COST_BUDGET, MAX_TOKEN_BUDGET, MIN_COST_BUDGET
 from agentkit.domain.messages import Message
 from agentkit.domain.run import Run
 from agentkit.domain.steps import LLMStep, RunPrompts, Step
@@ -74,7 +74,7 @@ class RunCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         Annotated[
             float,
             msgspec.Meta(
-                gt=0,
+                ge=MIN_COST_BUDGET,
                 le=MAX_COST_BUDGET,
                 description=(
                     "At most this many US dollars of LLM calls (priced from genai-prices); a run whose "

@@ -35,6 +35,7 @@ from agentkit.entrypoints.http.dto import (
     run_view,
     trace_view,
 )
+from agentkit.entrypoints.http.options import options_for
 from agentkit.entrypoints.http.problems import problem_responses
 
 RETRY_AFTER_S = "1"
@@ -81,13 +82,21 @@ SessionFilter = Annotated[
         min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$", description="Only this session's runs."
     ),
 ]
+# Strings parsed here: Litestar's own datetime parameter also takes `0.5` (a timestamp), which the
+# document's date-time format does not allow.
 CreatedBefore = Annotated[
-    datetime | None,
-    QueryParameter(description="Only runs created before this time (RFC 3339 with a time zone)."),
+    str | None,
+    QueryParameter(
+        description="Only runs created before this time (RFC 3339 with a time zone).",
+        schema_extra={"format": "date-time"},
+    ),
 ]
 CreatedAfter = Annotated[
-    datetime | None,
-    QueryParameter(description="Only runs created at or after this time (RFC 3339 with a time zone)."),
+    str | None,
+    QueryParameter(
+        description="Only runs created at or after this time (RFC 3339 with a time zone).",
+        schema_extra={"format": "date-time"},
+    ),
 ]
 Limit = Annotated[int, QueryParameter(ge=1, le=MAX_PAGE, description="Runs per page.")]
 Cursor = Annotated[
@@ -109,6 +118,7 @@ class RunsController(Controller):
     tags = ["runs"]  # noqa: RUF012 - Litestar reads it as a class attribute
     dto = RunCreateDTO
     return_dto = None
+    allowed = options_for("/", "GET", "POST")
 
     @post(
         "/",
@@ -166,9 +176,9 @@ class RunsController(Controller):
         description=(
             "Newest first, by creation time. Keyset pagination: follow `next` (or pass `next_cursor` as "
             "`cursor`) until it is null; runs created meanwhile never shift a page, so none is repeated or "
-            "skipped. Another key's runs are never listed."
+            "skipped. Another key's runs are never listed; a cursor this API did not give is a 404."
         ),
-        responses=problem_responses(401, 422, 503),
+        responses=problem_responses(401, 404, 422, 503),
     )
     @inject
     async def list_runs(
@@ -188,8 +198,8 @@ class RunsController(Controller):
                 owner=owner,
                 statuses=frozenset(RunStatus(value) for value in status or ()),
                 session_id=SessionId(session_id) if session_id else None,
-                created_before=_aware(created_before, "created_before"),
-                created_after=_aware(created_after, "created_after"),
+                created_before=_moment(created_before, "created_before"),
+                created_after=_moment(created_after, "created_after"),
                 limit=limit,
                 cursor=cursor,
             )
@@ -200,9 +210,9 @@ class RunsController(Controller):
             if session_id:
                 query.append(("session_id", session_id))
             if created_before:
-                query.append(("created_before", created_before.isoformat()))
+                query.append(("created_before", created_before))
             if created_after:
-                query.append(("created_after", created_after.isoformat()))
+                query.append(("created_after", created_after))
             query += [("limit", str(limit)), ("cursor", page.next_cursor)]
             next_link = "/v1/runs?" + urllib.parse.urlencode(query)
         return RunListView(runs=[run_view(run) for run in page.runs], next_cursor=page.next_cursor, next=next_link)
@@ -265,10 +275,16 @@ def _run_id(raw: str) -> RunId:
         raise RunNotFound(f"no run with id {raw[:100]!r}") from None
 
 
-def _aware(moment: datetime | None, name: str) -> datetime | None:
-    """A time filter must say its time zone: a naive time would be read in whatever zone the server is in."""
-    if moment is not None and moment.tzinfo is None:
-        raise InvalidListing(f"{name} needs a time zone (say 2026-12-01T00:00:00Z)")
+def _moment(raw: str | None, name: str) -> datetime | None:
+    """An RFC 3339 time with its zone (a naive time would be read in whatever zone the server is in)."""
+    if raw is None:
+        return None
+    try:
+        moment = msgspec.convert(raw, datetime)
+    except msgspec.ValidationError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise InvalidListing(f"{name} must be an RFC 3339 time with a time zone, such as 2026-12-01T00:00:00Z")
     return moment
 
 

@@ -10,6 +10,7 @@ from litestar.params import PathParameter
 from agentkit.application.sessions.manage import DeleteSession, GetSession
 from agentkit.domain.ids import OwnerId, SessionId
 from agentkit.entrypoints.http.dto import SessionView, message_view
+from agentkit.entrypoints.http.options import options_for
 from agentkit.entrypoints.http.problems import problem_responses
 
 SessionIdPath = Annotated[
@@ -26,6 +27,7 @@ class SessionsController(Controller):
 
     path = "/sessions"
     tags = ["sessions"]  # noqa: RUF012 - Litestar reads it as a class attribute
+    allowed = options_for("/{session_id:str}", "GET", "DELETE")
 
     @get(
         "/{session_id:str}",
