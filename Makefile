@@ -51,6 +51,8 @@ fmt: $(STAMP) ## fix lint findings that can be fixed and format the code
 bench: $(STAMP) ## run the benchmarks under bench/ (the last three need PostgreSQL and Redis)
 	$(VENV)/bin/python bench/loop_overhead.py
 	$(VENV)/bin/python bench/trace_write.py
+	$(VENV)/bin/python bench/trace_storage.py
+	$(VENV)/bin/python bench/observability_overhead.py
 	$(VENV)/bin/python bench/http_throughput.py
 	$(VENV)/bin/python bench/overload.py
 

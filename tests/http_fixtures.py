@@ -104,6 +104,7 @@ async def _factory(base_env: dict[str, str]) -> AsyncIterator[ApiFactory]:
             *,
             llm: LLMClient | None = None,
             tools: Sequence[Tool[..., Any]] | None = (add, lookup),
+            providers: Sequence[Provider] = (),
             **settings: Any,
         ) -> ApiClient:
             env = {**base_env, "API_KEYS": f"{KEY_A},{KEY_B}", "LOG_LEVEL": "WARNING"}
@@ -112,7 +113,7 @@ async def _factory(base_env: dict[str, str]) -> AsyncIterator[ApiFactory]:
             # tools=None keeps the container's own registry: the built-in tools
             registry = None if tools is None else ToolRegistry(tools, default_timeout_s=config.tools.tool_timeout_s)
             overrides = Overrides(llm or ScriptedLLMClient(script), registry)
-            container = make_container(config, LitestarProvider(), overrides, endpoints=endpoints)
+            container = make_container(config, LitestarProvider(), overrides, *providers, endpoints=endpoints)
             client = ApiClient(await build_http_app(container))
             await client.__aenter__()
             clients.append(client)

@@ -16,12 +16,15 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agentkit.adapters.memory import (
     FixedClock,
+    InMemoryRunListing,
     InMemoryRunRepository,
     InMemorySessionStore,
     InMemoryTraceSink,
 )
-from agentkit.adapters.postgres import SqlaRunRepository, SqlaTraceSink
+from agentkit.adapters.postgres import SqlaRunListing, SqlaRunRepository, SqlaTraceSink
 from agentkit.adapters.redis import RedisSessionStore
+from agentkit.application.ports.prompt_reader import PromptReader
+from agentkit.application.ports.run_listing import RunListing
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.session_store import SessionStore
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
@@ -36,6 +39,8 @@ class StateKit:
     runs: RunRepository
     trace: TraceSink
     reader: TraceReader
+    prompts: PromptReader
+    listing: RunListing
     make_sessions: Callable[[int, int], SessionStore]
 
     @property
@@ -57,12 +62,15 @@ class StateKit:
 def _memory_kit() -> StateKit:
     clock = FixedClock()
     trace = InMemoryTraceSink()
+    runs = InMemoryRunRepository()
     return StateKit(
         name="memory",
         clock=clock,
-        runs=InMemoryRunRepository(),
+        runs=runs,
         trace=trace,
         reader=trace,
+        prompts=trace,
+        listing=InMemoryRunListing(runs),
         make_sessions=lambda ttl, size: InMemorySessionStore(clock, ttl_s=ttl, max_messages=size),
     )
 
@@ -76,6 +84,8 @@ def _real_kit(engine: AsyncEngine, redis: Redis, prefix: str) -> StateKit:
         runs=SqlaRunRepository(engine),
         trace=trace,
         reader=trace,
+        prompts=trace,
+        listing=SqlaRunListing(engine),
         make_sessions=lambda ttl, size: RedisSessionStore(
             redis, clock=clock, ttl_s=ttl, max_messages=size, prefix=prefix
         ),

@@ -101,3 +101,15 @@ async def test_delete_saved_before_forgets_only_sessions_idle_since_the_cutoff(k
     assert await store.delete_saved_before(cutoff) == 0
     assert [await store.load(ALICE, s) for s in old] == [[], [], []]
     assert await store.load(ALICE, CHAT) == [user("recent")]
+
+
+async def test_delete_forgets_one_session_of_one_owner_and_says_whether_it_existed(kit: StateKit) -> None:
+    store = kit.sessions()
+    await store.save(ALICE, CHAT, [user("hi")])
+    await store.save(BOB, CHAT, [user("bob's")])
+
+    assert await store.delete(ALICE, CHAT) is True
+    assert await store.load(ALICE, CHAT) == []
+    assert await store.load(BOB, CHAT) == [user("bob's")]
+    assert await store.delete(ALICE, CHAT) is False
+    assert await store.delete(ALICE, SessionId("never")) is False

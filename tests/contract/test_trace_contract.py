@@ -3,11 +3,13 @@
 import uuid
 from datetime import UTC, datetime, timedelta
 
+import msgspec
+
 from agentkit.domain.ids import OwnerId, RunId, ToolCallId
-from agentkit.domain.messages import FinishReason, ToolCall, Usage
+from agentkit.domain.messages import FinishReason, Message, ToolCall, Usage
 from agentkit.domain.run import Run
-from agentkit.domain.steps import LLMStep, Step, ToolStep
-from agentkit.domain.tools import ToolResult
+from agentkit.domain.steps import LLMStep, PromptDelta, PromptRef, RunPrompts, Step, StoredMessage, ToolSet, ToolStep
+from agentkit.domain.tools import ToolResult, ToolSchema
 from tests.contract.conftest import StateKit
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -92,3 +94,60 @@ async def test_a_structured_tool_value_reads_back(kit: StateKit) -> None:
 
     assert isinstance(step, ToolStep)
     assert step.result == result
+
+
+def sent_prompt(run_id: RunId, step_no: int, messages: list[Message], *, already: int) -> LLMStep:
+    """An LLM step that sent `messages`, of which the first `already` an earlier step of its run had sent."""
+    new = tuple(
+        StoredMessage(seq=seq, message=message, digest=f"d{seq}")
+        for seq, message in enumerate(messages[already:], start=already + 1)
+    )
+    tool_set = ToolSet(digest="tools-1", schemas=(WEATHER,)) if already == 0 else None
+    return llm_step(
+        run_id,
+        step_no,
+        prompt=PromptRef(
+            message_count=len(messages), tools_digest="tools-1", provider="openai", model="m", parameters={"t": 0}
+        ),
+        sent=PromptDelta(messages=new, tool_set=tool_set),
+        response_id="resp-1",
+        response_model="m-2026",
+        provider_finish_reason="tool_calls",
+        error_type=None,
+        cost_usd=0.0125,
+    )
+
+
+WEATHER = ToolSchema(name="lookup", description="Weather.", parameters={"type": "object", "properties": {}})
+CONVERSATION = [
+    Message(role="system", content="be brief"),
+    Message(role="user", content="weather in Paris?"),
+    Message(
+        role="assistant",
+        tool_calls=(ToolCall(id=ToolCallId("call-1"), name="lookup", arguments={"city": "Paris"}),),
+        provider_data={"sig": "x"},
+    ),
+    Message(role="tool", content="sunny", tool_call_id=ToolCallId("call-1"), name="lookup"),
+]
+
+
+async def test_what_llm_steps_sent_is_stored_once_and_each_step_refers_to_its_prefix(kit: StateKit) -> None:
+    run_id = await stored_run(kit)
+    first = sent_prompt(run_id, 1, CONVERSATION[:2], already=0)
+    second = sent_prompt(run_id, 3, CONVERSATION, already=2)
+    await kit.trace.record(first)
+    await kit.trace.record(second)
+    await kit.trace.record(sent_prompt(run_id, 5, CONVERSATION, already=0))  # sent again: stored once
+
+    prompts = await kit.prompts.prompts(run_id)
+    steps = await kit.reader.steps(run_id)
+
+    assert [stored.message for stored in prompts.messages] == CONVERSATION
+    assert [stored.digest for stored in prompts.messages] == ["d1", "d2", "d3", "d4"]
+    assert prompts.tool_sets == {"tools-1": (WEATHER,)}
+    assert steps[0] == msgspec.structs.replace(first, sent=None)
+    assert isinstance(steps[0], LLMStep)
+    assert isinstance(steps[1], LLMStep)
+    assert prompts.sent_by(steps[1]) == (CONVERSATION, [WEATHER])
+    assert prompts.sent_by(steps[0]) == (CONVERSATION[:2], [WEATHER])
+    assert await kit.prompts.prompts(RunId("not-a-uuid")) == RunPrompts()

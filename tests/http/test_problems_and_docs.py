@@ -118,13 +118,22 @@ async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) 
         "/v1/tools",
         "/v1/agents",
         "/v1/chat",
+        "/v1/sessions/{session_id}",
         "/health",
+        "/metrics",
     }
     chat = document["paths"]["/v1/chat"]["post"]
     assert set(chat["responses"]) == {"200", "202", "400", "401", "413", "415", "422", "429", "503"}
     assert "unknown_agent" in chat["responses"]["422"]["description"]
     assert document["components"]["schemas"]["ChatCreate"]["additionalProperties"] is False
     assert "422" in document["paths"]["/v1/tools"]["get"]["responses"]
+    listing = document["paths"]["/v1/runs"]["get"]
+    assert {p["name"] for p in listing["parameters"]} >= {"status", "session_id", "created_before", "limit", "cursor"}
+    assert set(listing["responses"]) == {"200", "400", "401", "404", "422", "429", "503"}
+    assert set(document["paths"]["/v1/sessions/{session_id}"]) == {"get", "delete"}
+    trace = document["paths"]["/v1/runs/{run_id}/trace"]["get"]
+    assert "include" in {p["name"] for p in trace["parameters"]}
+    assert document["paths"]["/metrics"]["get"]["security"] == [{"ApiKey": []}]
     create = document["paths"]["/v1/runs"]["post"]
     assert {p["name"] for p in create["parameters"]} == {"Idempotency-Key", "Prefer"}
     assert "RunCreate" in str(create["requestBody"])

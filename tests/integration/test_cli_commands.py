@@ -91,3 +91,27 @@ def test_seed_demo_without_a_database_says_what_to_set(
 
     assert main(["seed-demo"]) == 2
     assert "seeding the demo database needs PostgreSQL" in capsys.readouterr().err
+
+
+def test_runs_list_pages_and_trace_prompts_show_what_each_llm_call_sent(
+    server_env: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    made = [run_json(capsys, "run", f"what is {n} * 7?", "--json") for n in (6, 7)]
+    ids = [document["run"]["id"] for document in made if isinstance(document, dict)]
+
+    first = run_json(capsys, "runs", "list", "--limit", "1")
+    assert isinstance(first, dict)
+    second = run_json(capsys, "runs", "list", "--limit", "1", "--cursor", first["next_cursor"])
+    failed = run_json(capsys, "runs", "list", "--status", "failed")
+    traced = run_json(capsys, "runs", "trace", ids[0], "--prompts")
+
+    assert isinstance(second, dict)
+    assert [run["id"] for run in first["runs"] + second["runs"]] == ids[::-1]
+    assert isinstance(failed, dict)
+    assert ids[0] not in {run["id"] for run in failed["runs"]}
+    assert isinstance(traced, dict)
+    llm_steps = [step for step in traced["steps"] if step["type"] == "llm"]
+    assert [step["prompt"]["message_count"] for step in llm_steps] == [2, 4]
+    assert [m["seq"] for m in traced["messages"]] == [1, 2, 3, 4]
+    assert traced["messages"][1]["message"] == {"role": "user", "content": "what is 6 * 7?"}
+    assert set(traced["tool_sets"]) == {llm_steps[0]["prompt"]["tools_digest"]}

@@ -15,6 +15,7 @@ from agentkit.adapters.memory import InMemoryRunRepository, InMemorySessionStore
 from agentkit.adapters.postgres import SqlaRunRepository, SqlaTraceSink
 from agentkit.adapters.redis import RedisSessionStore
 from agentkit.application.errors import ConfigurationError
+from agentkit.application.observation import ObservedRunRepository
 from agentkit.application.ports.rate_limiter import RateLimiter
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.schema_migrator import SchemaMigrator
@@ -41,9 +42,15 @@ async def container(**settings: Any) -> AsyncIterator[AsyncContainer]:
             await built.close()
 
 
+def stored_runs(runs: RunRepository) -> RunRepository:
+    """The repository that stores the runs (metrics, on by default, observe it through a wrapper)."""
+    assert isinstance(runs, ObservedRunRepository)
+    return runs.inner
+
+
 async def test_without_servers_every_port_is_in_memory_and_both_trace_ports_are_one_store() -> None:
     async with container(state_backend="auto") as c:
-        assert isinstance(await c.get(RunRepository), InMemoryRunRepository)
+        assert isinstance(stored_runs(await c.get(RunRepository)), InMemoryRunRepository)
         assert isinstance(await c.get(SessionStore), InMemorySessionStore)
         sink, reader = await c.get(TraceSink), await c.get(TraceReader)
         assert isinstance(sink, InMemoryTraceSink)
@@ -56,7 +63,7 @@ async def test_without_servers_every_port_is_in_memory_and_both_trace_ports_are_
 async def test_with_urls_the_ports_are_postgres_and_redis(state_servers: StateServers) -> None:
     url = state_servers.database_url.render_as_string(hide_password=False)
     async with container(state_backend="external", database_url=url, redis_url=state_servers.redis_url) as c:
-        assert isinstance(await c.get(RunRepository), SqlaRunRepository)
+        assert isinstance(stored_runs(await c.get(RunRepository)), SqlaRunRepository)
         assert isinstance(await c.get(TraceSink), SqlaTraceSink)
         assert await c.get(TraceSink) is await c.get(TraceReader)
         assert isinstance(await c.get(SessionStore), RedisSessionStore)

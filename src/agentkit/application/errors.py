@@ -3,6 +3,9 @@
 ApplicationError
  ├── RunNotFound            no such run for this owner
  ├── UnknownAgent           no agent of that name is configured
+ ├── SessionNotFound        no such session (or an empty one) for this owner
+ ├── InvalidListing         a runs listing's limit or time filter is not acceptable
+ ├── CursorNotFound         a runs listing's cursor names no page this API gave
  ├── RunConflict            the run cannot do that in its state (cancel a finished run)
  ├── IdempotencyConflict    the same Idempotency-Key is still being processed
  ├── IdempotencyMismatch    the same Idempotency-Key came with another request body
@@ -38,6 +41,24 @@ class UnknownAgent(ApplicationError):
     """No agent of this name is configured (the message lists those that are)."""
 
     code = "unknown_agent"
+
+
+class SessionNotFound(ApplicationError):
+    """No session with this id holds messages for this owner."""
+
+    code = "session_not_found"
+
+
+class InvalidListing(ApplicationError):
+    """A runs listing asked with a limit out of range or a time without a time zone."""
+
+    code = "invalid_listing"
+
+
+class CursorNotFound(ApplicationError):
+    """A runs listing's cursor is not one this API gave: the page it names does not exist."""
+
+    code = "cursor_not_found"
 
 
 class RunConflict(ApplicationError):

@@ -78,6 +78,9 @@ class LLMResponse(msgspec.Struct, frozen=True, kw_only=True):
         refusal: The provider's refusal or safety-block explanation, when it refused.
         attempts: How many provider requests this response took (retries included).
         provider_data: Opaque values to echo back on the assistant message next turn.
+        response_id: The provider's id of this response, when it gives one.
+        response_model: The model that answered, as the provider names it (may be more exact than the one asked).
+        provider_finish_reason: The provider's own finish reason before translation (`end_turn`, `SAFETY`).
     """
 
     text: str = ""
@@ -87,6 +90,9 @@ class LLMResponse(msgspec.Struct, frozen=True, kw_only=True):
     refusal: str | None = None
     attempts: int = 1
     provider_data: dict[str, Any] | None = None
+    response_id: str | None = None
+    response_model: str | None = None
+    provider_finish_reason: str | None = None
 
     def to_message(self) -> Message:
         """The assistant message that records this response in the history."""

@@ -19,6 +19,8 @@ class LoopLimits(msgspec.Struct, frozen=True, kw_only=True):
         max_steps: LLM turns the run may take; a model still calling tools on the last one stops the run.
         repeat_limit: Identical calls (same tool, same arguments) in a row that stop the run.
         token_budget: Total input plus output tokens the run may spend, if limited.
+        cost_budget: US dollars the run may spend, if limited. A run whose model has no known price
+            cannot keep to one, and stops after its first call rather than spend without a bound.
         output_required: The run must end with structured output (a terminal tool such as
             `final_result`), so a plain-text answer does not finish it.
         output_reminders: How many times a model that answers in plain text instead is reminded
@@ -28,6 +30,7 @@ class LoopLimits(msgspec.Struct, frozen=True, kw_only=True):
     max_steps: int = 10
     repeat_limit: int = 3
     token_budget: int | None = None
+    cost_budget: float | None = None
     output_required: bool = False
     output_reminders: int = 2
 
@@ -83,14 +86,23 @@ def call_signature(call: ToolCall) -> bytes:
     return call.name.encode() + b"\x00" + msgspec.json.encode(call.arguments, order="sorted")
 
 
-def decide(state: LoopState, response: LLMResponse, limits: LoopLimits) -> tuple[Decision, LoopState]:
-    """Decide the next action after an LLM response and return it with the updated state."""
+def decide(
+    state: LoopState, response: LLMResponse, limits: LoopLimits, *, spent_usd: float | None = None
+) -> tuple[Decision, LoopState]:
+    """Decide the next action after an LLM response and return it with the updated state.
+
+    `spent_usd` is what the run's calls have cost so far, this one included (None: no price known).
+    """
     state = msgspec.structs.replace(state, turns=state.turns + 1, tokens=state.tokens + response.usage.total_tokens)
     if response.refusal is not None:
         return Stop(status=RunStatus.REFUSED, reason=f"the model refused: {response.refusal}"), state
     if limits.token_budget is not None and state.tokens > limits.token_budget:
         reason = f"token budget exceeded: {state.tokens} tokens spent, the budget is {limits.token_budget}"
         return Stop(status=RunStatus.FAILED, reason=reason), state
+    if limits.cost_budget is not None:
+        over = _over_cost_budget(spent_usd, limits.cost_budget)
+        if over is not None:
+            return Stop(status=RunStatus.FAILED, reason=over), state
     if not response.tool_calls:
         if limits.output_required:
             return _missing_output(state, limits)
@@ -111,6 +123,14 @@ def decide(state: LoopState, response: LLMResponse, limits: LoopLimits) -> tuple
         reason = f"the model still wanted to call tools after {plural(limits.max_steps, 'step')} (max_steps)"
         return Stop(status=RunStatus.MAX_STEPS_EXCEEDED, reason=reason), state
     return CallTools(calls=response.tool_calls), state
+
+
+def _over_cost_budget(spent_usd: float | None, budget: float) -> str | None:
+    if spent_usd is None:
+        return "the cost budget cannot be kept: the model's price is unknown"
+    if spent_usd > budget:
+        return f"cost budget exceeded: ${spent_usd:.6g} spent, the budget is ${budget:.6g}"
+    return None
 
 
 def _missing_output(state: LoopState, limits: LoopLimits) -> tuple[Decision, LoopState]:

@@ -82,6 +82,9 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
         token_budget: The input plus output tokens this run may spend, if limited.
         input_tokens: Input tokens spent over all LLM calls.
         output_tokens: Output tokens spent over all LLM calls.
+        cost_usd: What its LLM calls cost in US dollars: the sum of the calls whose price is known;
+            None while no call's price is known (never 0 for want of a price).
+        cost_budget: The US dollars this run may spend, if limited.
         created_at: When it was accepted.
         started_at: When an executor started it.
         finished_at: When it reached a terminal status.
@@ -112,6 +115,8 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
     token_budget: int | None = None
     input_tokens: int = 0
     output_tokens: int = 0
+    cost_usd: float | None = None
+    cost_budget: float | None = None
     created_at: datetime
     started_at: datetime | None = None
     finished_at: datetime | None = None
@@ -218,6 +223,13 @@ def add_usage(run: Run, usage: Usage) -> Run:
 def with_usage(run: Run, *, input_tokens: int, output_tokens: int) -> Run:
     """The run with its token totals set (rebuilt from its stored steps when it resumes)."""
     return msgspec.structs.replace(run, input_tokens=input_tokens, output_tokens=output_tokens)
+
+
+def add_cost(run: Run, cost_usd: float | None) -> Run:
+    """Add one LLM call's cost to the run's total; a call whose price is unknown adds nothing."""
+    if cost_usd is None:
+        return run
+    return msgspec.structs.replace(run, cost_usd=(run.cost_usd or 0.0) + cost_usd)
 
 
 def succeed(run: Run, *, now: datetime, answer: str, output: Any = None) -> Run:

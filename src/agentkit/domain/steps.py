@@ -6,8 +6,75 @@ from typing import Any
 import msgspec
 
 from agentkit.domain.ids import RunId, ToolCallId
-from agentkit.domain.messages import FinishReason, LLMResponse, ToolCall, Usage
-from agentkit.domain.tools import ToolResult
+from agentkit.domain.messages import FinishReason, LLMResponse, Message, ToolCall, Usage
+from agentkit.domain.tools import ToolResult, ToolSchema
+
+
+class StoredMessage(msgspec.Struct, frozen=True, kw_only=True):
+    """One message of a run's conversation, stored once however many LLM calls sent it.
+
+    Attributes:
+        seq: Its place in the conversation, from 1 (the system prompt).
+        message: The message as stored (redacted where the settings say so; secrets never).
+        digest: SHA-256 of the message as it was sent, before any redaction: two runs' messages can
+            be compared, and a stored prefix checked, without their content.
+    """
+
+    seq: int
+    message: Message
+    digest: str
+
+
+class ToolSet(msgspec.Struct, frozen=True, kw_only=True):
+    """The tool schemas one LLM call offered, stored once per run under their digest."""
+
+    digest: str
+    schemas: tuple[ToolSchema, ...]
+
+
+class PromptRef(msgspec.Struct, frozen=True, kw_only=True):
+    """What one LLM call sent, by reference: its run's messages 1..message_count and one tool set.
+
+    A run's conversation only grows, so every call sends a prefix of it: each message is stored once
+    and each call names how much of it went out, which keeps a run's storage linear in its steps.
+
+    Attributes:
+        message_count: The call sent the run's stored messages with seq 1 to this.
+        tools_digest: The digest of the tool set it offered (None: no tools).
+        provider: The provider's name (LLM_PROVIDER).
+        model: The model asked for.
+        parameters: The sampling parameters sent (temperature, max_tokens); never keys or headers.
+        payloads: False when the messages were stored without their content (TRACE_PAYLOADS=false).
+    """
+
+    message_count: int
+    tools_digest: str | None = None
+    provider: str = ""
+    model: str = ""
+    parameters: dict[str, Any] = {}
+    payloads: bool = True
+
+
+class PromptDelta(msgspec.Struct, frozen=True, kw_only=True):
+    """What an LLM call sent that no earlier call of its run did: the sinks store it, later calls refer to it."""
+
+    messages: tuple[StoredMessage, ...] = ()
+    tool_set: ToolSet | None = None
+
+
+class RunPrompts(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything a run's LLM calls sent: its messages in order and its tool sets by digest."""
+
+    messages: tuple[StoredMessage, ...] = ()
+    tool_sets: dict[str, tuple[ToolSchema, ...]] = {}
+
+    def sent_by(self, step: "LLMStep") -> tuple[list[Message], list[ToolSchema]]:
+        """The messages and tools `step` sent, rebuilt from its reference."""
+        if step.prompt is None:
+            return [], []
+        messages = [stored.message for stored in self.messages[: step.prompt.message_count]]
+        digest = step.prompt.tools_digest
+        return messages, list(self.tool_sets.get(digest, ())) if digest else []
 
 
 class LLMStep(msgspec.Struct, frozen=True, kw_only=True, tag="llm"):
@@ -27,6 +94,15 @@ class LLMStep(msgspec.Struct, frozen=True, kw_only=True, tag="llm"):
         refusal: The provider's refusal, when the model refused.
         provider_data: Opaque values the provider needs echoed back with this turn (kept so a
             resumed run sends the conversation exactly as it was).
+        error_type: The kind of that failure (`LLMUnavailable`, `LLMRequestError`).
+        prompt: What it sent, by reference to the run's stored messages and tool sets.
+        sent: The messages and tool set it was the first of its run to send (the sinks store them;
+            steps read back carry None here).
+        response_id: The provider's id of the response.
+        response_model: The model that answered, as the provider names it.
+        provider_finish_reason: The provider's own finish reason, before translation.
+        cost_usd: What the call cost in US dollars, from the price table; None when the model's
+            price is unknown (never 0 for want of one).
     """
 
     run_id: RunId
@@ -41,6 +117,15 @@ class LLMStep(msgspec.Struct, frozen=True, kw_only=True, tag="llm"):
     error: str | None = None
     refusal: str | None = None
     provider_data: dict[str, Any] | None = None
+
+    error_type: str | None = None
+    prompt: PromptRef | None = None
+    sent: PromptDelta | None = None
+    response_id: str | None = None
+    response_model: str | None = None
+    provider_finish_reason: str | None = None
+    cost_usd: float | None = None
+    redacted: bool = False  # stored with content left out or redacted: not what the model wrote
 
     def response(self) -> LLMResponse:
         """The LLM response this step stored (what a resumed run replays instead of asking again)."""
@@ -66,6 +151,7 @@ class ToolStep(msgspec.Struct, frozen=True, kw_only=True, tag="tool"):
     tool_name: str
     arguments: dict[str, Any]
     result: ToolResult
+    redacted: bool = False  # stored with content left out or redacted: not what the model read
 
 
 Step = LLMStep | ToolStep

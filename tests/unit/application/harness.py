@@ -15,7 +15,9 @@ from agentkit.adapters.memory import (
 )
 from agentkit.adapters.scheduling import InlineRunScheduler
 from agentkit.application.agent import AgentConfig, AgentLoop
+from agentkit.application.agent.prompts import PromptPolicy
 from agentkit.application.backoff import Backoff, Sleep
+from agentkit.application.ports.price_table import PriceTable
 from agentkit.application.ports.trace_sink import TraceSink
 from agentkit.application.runs.cancel_run import CancelRun
 from agentkit.application.runs.create_run import CreateRun, CreateRunInput
@@ -62,6 +64,8 @@ class Harness:
         clock: FixedClock | None = None,
         sleep: Sleep | None = None,
         backoff: Backoff | None = None,
+        prompt_policy: PromptPolicy | None = None,
+        prices: PriceTable | None = None,
     ) -> None:
         self.clock = clock or FixedClock()
         self.runs = runs or InMemoryRunRepository()
@@ -82,6 +86,8 @@ class Harness:
             observers=observers if observers is not None else [self.store] if trace is not None else [],
             sleep=sleep or asyncio.sleep,
             backoff=backoff,
+            prompt_policy=prompt_policy,
+            prices=prices,
         )
         self.create = CreateRun(
             runs=self.runs,

@@ -194,3 +194,19 @@ def test_tool_calls_are_still_run_when_structured_output_is_required() -> None:
     lookup = call("weather", city="Paris")
     (decision,) = play([calls(lookup)], LoopLimits(output_required=True))
     assert decision == CallTools(calls=(lookup,))
+
+
+def test_a_run_over_its_cost_budget_stops() -> None:
+    limits = LoopLimits(cost_budget=0.01)
+
+    within, _ = decide(LoopState(), LLMResponse(text="hi"), limits, spent_usd=0.01)
+    over, _ = decide(LoopState(), LLMResponse(text="hi"), limits, spent_usd=0.0100001)
+    unknown, _ = decide(LoopState(), LLMResponse(text="hi"), limits, spent_usd=None)
+    unlimited, _ = decide(LoopState(), LLMResponse(text="hi"), LoopLimits(), spent_usd=None)
+
+    assert not isinstance(within, Stop)
+    assert isinstance(over, Stop)
+    assert over.reason == "cost budget exceeded: $0.0100001 spent, the budget is $0.01"
+    assert isinstance(unknown, Stop)
+    assert unknown.reason == "the cost budget cannot be kept: the model's price is unknown"
+    assert not isinstance(unlimited, Stop)

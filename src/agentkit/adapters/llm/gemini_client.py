@@ -96,6 +96,12 @@ class GeminiLLMClient(LLMClient):
         """The model every request names."""
         return self._model
 
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The sampling options every request sends."""
+        options = {"temperature": self._temperature, "max_output_tokens": self._max_tokens}
+        return {name: value for name, value in options.items() if value is not None}
+
     async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
         """Send one generateContent request and translate the answer.
 

@@ -156,6 +156,9 @@ def from_gemini_response(response: types.GenerateContentResponse) -> LLMResponse
         usage=usage,
         finish_reason=_finish_reason(finish, has_calls=bool(calls)),
         provider_data={TEXT_SIGNATURE_KEY: text_signature} if text_signature and texts else None,
+        response_id=response.response_id or None,
+        response_model=response.model_version or None,
+        provider_finish_reason=None if finish is None else _enum_name(finish),
     )
 
 

@@ -112,6 +112,11 @@ class OpenAILLMClient(LLMClient):
         """The model every request names."""
         return self._model
 
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The sampling options every request sends."""
+        return dict(self._options)
+
     async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
         """Send one Chat Completions request and translate the answer.
 

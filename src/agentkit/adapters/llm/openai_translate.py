@@ -142,6 +142,9 @@ def from_openai_completion(completion: ChatCompletion, *, text_tool_names: Colle
         ),
         finish_reason=finish,
         refusal=refusal,
+        response_id=completion.id or None,
+        response_model=completion.model or None,
+        provider_finish_reason=None if choice.finish_reason is None else str(choice.finish_reason),
     )
 
 

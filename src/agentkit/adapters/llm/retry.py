@@ -11,6 +11,7 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 import msgspec
 import structlog
@@ -120,6 +121,11 @@ class RetryingLLMClient(LLMClient):
     def model(self) -> str:
         """The wrapped client's model."""
         return self._model
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The wrapped client's sampling parameters."""
+        return self.inner.parameters
 
     async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
         """Call the wrapped client, retrying transient failures; see the class rules."""

@@ -78,7 +78,16 @@ class ScriptedLLMClient(LLMClient):
     script holds fails with a clear reason instead of hanging.
     """
 
-    def __init__(self, responses: Sequence[LLMResponse], *, per_conversation: bool = False) -> None:
+    def __init__(
+        self,
+        responses: Sequence[LLMResponse],
+        *,
+        per_conversation: bool = False,
+        provider: str = "scripted",
+        model: str = "script",
+    ) -> None:
+        self._provider = provider
+        self._model = model
         self._responses = list(responses)
         self._per_conversation = per_conversation
         self._next = 0
@@ -87,13 +96,13 @@ class ScriptedLLMClient(LLMClient):
 
     @property
     def provider(self) -> str:
-        """Always `scripted`."""
-        return "scripted"
+        """`scripted`, unless the test plays a priced provider's model."""
+        return self._provider
 
     @property
     def model(self) -> str:
-        """Scripts have no model; the name says what answers."""
-        return "script"
+        """`script` (scripts have no model), unless the test names one."""
+        return self._model
 
     @classmethod
     def from_file(cls, path: str | Path, *, per_conversation: bool = False) -> "ScriptedLLMClient":

@@ -2,7 +2,9 @@
 
 from agentkit.adapters.memory.clock import FixedClock, SequentialIdGenerator
 from agentkit.adapters.memory.events import InMemoryRunEvents
+from agentkit.adapters.memory.prices import FixedPriceTable
 from agentkit.adapters.memory.rate_limiter import InMemoryRateLimiter
+from agentkit.adapters.memory.run_listing import InMemoryRunListing
 from agentkit.adapters.memory.runs import InMemoryRunRepository
 from agentkit.adapters.memory.sessions import InMemorySessionStore
 from agentkit.adapters.memory.trace import FailingTraceSink, InMemoryTraceSink
@@ -10,8 +12,10 @@ from agentkit.adapters.memory.trace import FailingTraceSink, InMemoryTraceSink
 __all__ = [
     "FailingTraceSink",
     "FixedClock",
+    "FixedPriceTable",
     "InMemoryRateLimiter",
     "InMemoryRunEvents",
+    "InMemoryRunListing",
     "InMemoryRunRepository",
     "InMemorySessionStore",
     "InMemoryTraceSink",

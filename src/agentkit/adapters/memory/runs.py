@@ -31,6 +31,10 @@ class InMemoryRunRepository(RunRepository):
         """The run, or None."""
         return self._runs.get(run_id)
 
+    def all_runs(self) -> list[Run]:
+        """Every stored run (the in-memory listing reads them)."""
+        return list(self._runs.values())
+
     async def get_by_idempotency_key(self, owner: OwnerId, key: str) -> Run | None:
         """The owner's run created with this key, or None."""
         run_id = self._by_key.get((owner, key))

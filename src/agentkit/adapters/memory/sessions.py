@@ -38,6 +38,13 @@ class InMemorySessionStore(SessionStore):
         self._sessions[(owner, session_id)] = (self._clock.monotonic() + self._ttl_s, kept)
         self._saved_at[(owner, session_id)] = self._clock.now()
 
+    async def delete(self, owner: OwnerId, session_id: SessionId) -> bool:
+        """Forget the session; say whether it held messages that had not expired."""
+        alive = bool(await self.load(owner, session_id))
+        self._sessions.pop((owner, session_id), None)
+        self._saved_at.pop((owner, session_id), None)
+        return alive
+
     async def delete_saved_before(self, cutoff: datetime) -> int:
         """Forget sessions last saved before the cutoff; count those that had not expired yet."""
         now = self._clock.monotonic()

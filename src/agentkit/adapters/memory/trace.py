@@ -2,20 +2,40 @@
 
 from collections import defaultdict
 
+import msgspec
+
+from agentkit.application.ports.prompt_reader import PromptReader
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
 from agentkit.domain.ids import RunId
-from agentkit.domain.steps import Step
+from agentkit.domain.steps import LLMStep, RunPrompts, Step, StoredMessage
+from agentkit.domain.tools import ToolSchema
 
 
-class InMemoryTraceSink(TraceSink, TraceReader):
-    """Keeps every step in memory, grouped by run."""
+class InMemoryTraceSink(TraceSink, TraceReader, PromptReader):
+    """Keeps every step in memory, grouped by run, and each message an LLM step sent once per run."""
 
     def __init__(self) -> None:
         self._steps: defaultdict[RunId, list[Step]] = defaultdict(list)
+        self._messages: defaultdict[RunId, dict[int, StoredMessage]] = defaultdict(dict)
+        self._tool_sets: defaultdict[RunId, dict[str, tuple[ToolSchema, ...]]] = defaultdict(dict)
 
     async def record(self, step: Step) -> None:
-        """Keep the step."""
+        """Keep the step (what it sent apart, as the Postgres sink keeps it)."""
+        if isinstance(step, LLMStep) and step.sent is not None:
+            for stored in step.sent.messages:
+                self._messages[step.run_id].setdefault(stored.seq, stored)
+            if step.sent.tool_set is not None:
+                self._tool_sets[step.run_id].setdefault(step.sent.tool_set.digest, step.sent.tool_set.schemas)
+            step = msgspec.structs.replace(step, sent=None)
         self._steps[step.run_id].append(step)
+
+    async def prompts(self, run_id: RunId) -> RunPrompts:
+        """The run's messages by seq and its tool sets."""
+        messages = self._messages.get(run_id, {})
+        return RunPrompts(
+            messages=tuple(messages[seq] for seq in sorted(messages)),
+            tool_sets=dict(self._tool_sets.get(run_id, {})),
+        )
 
     async def flush(self) -> None:
         """Nothing waits: steps are kept as they come."""

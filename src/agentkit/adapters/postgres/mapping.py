@@ -9,7 +9,7 @@ import msgspec
 from agentkit.domain.ids import RunId, ToolCallId
 from agentkit.domain.messages import FinishReason, ToolCall, Usage
 from agentkit.domain.run import Run, RunStatus
-from agentkit.domain.steps import LLMStep, Step, ToolStep
+from agentkit.domain.steps import LLMStep, PromptRef, Step, ToolStep
 from agentkit.domain.tools import ToolResult
 
 
@@ -22,6 +22,11 @@ class _LLMResult(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     attempts: int = 1
     refusal: str | None = None
     provider_data: dict[str, Any] | None = None
+    error_type: str | None = None
+    response_id: str | None = None
+    response_model: str | None = None
+    provider_finish_reason: str | None = None
+    redacted: bool = False
 
 
 def _text(value: str | None) -> str | None:
@@ -62,6 +67,8 @@ def run_to_row(run: Run) -> dict[str, Any]:
         "token_budget": run.token_budget,
         "total_input_tokens": run.input_tokens,
         "total_output_tokens": run.output_tokens,
+        "cost_usd": run.cost_usd,
+        "cost_budget": run.cost_budget,
         "created_at": run.created_at,
         "started_at": run.started_at,
         "finished_at": run.finished_at,
@@ -93,6 +100,8 @@ def row_to_run(row: Mapping[Any, Any]) -> Run:
         token_budget=row["token_budget"],
         input_tokens=row["total_input_tokens"],
         output_tokens=row["total_output_tokens"],
+        cost_usd=row["cost_usd"],
+        cost_budget=row["cost_budget"],
         created_at=row["created_at"],
         started_at=row["started_at"],
         finished_at=row["finished_at"],
@@ -125,11 +134,18 @@ def step_to_row(step: Step) -> dict[str, Any]:
                 attempts=step.attempts,
                 refusal=step.refusal,
                 provider_data=step.provider_data,
+                error_type=step.error_type,
+                response_id=step.response_id,
+                response_model=step.response_model,
+                provider_finish_reason=step.provider_finish_reason,
+                redacted=step.redacted,
             ),
             "error": _text(step.error),
             "latency_ms": step.latency_ms,
             "input_tokens": step.usage.input_tokens,
             "output_tokens": step.usage.output_tokens,
+            "request": step.prompt,
+            "cost_usd": step.cost_usd,
         }
     return {
         **common,
@@ -137,12 +153,33 @@ def step_to_row(step: Step) -> dict[str, Any]:
         "tool_name": _text(step.tool_name),
         "call_id": _text(step.call_id),
         "args": step.arguments,
-        "result": step.result,
+        # a redacted step says so inside its result (a key ToolResult itself does not read)
+        "result": {**msgspec.to_builtins(step.result), "redacted": True} if step.redacted else step.result,
         "error": _text(step.result.error),
         "latency_ms": step.latency_ms,
         "input_tokens": 0,
         "output_tokens": 0,
+        "request": None,
+        "cost_usd": None,
     }
+
+
+def message_rows(step: Step) -> list[dict[str, Any]]:
+    """The `run_messages` rows an LLM step was the first of its run to send."""
+    if not isinstance(step, LLMStep) or step.sent is None:
+        return []
+    return [
+        {"run_id": step.run_id, "seq": stored.seq, "digest": stored.digest, "message": stored.message}
+        for stored in step.sent.messages
+    ]
+
+
+def tool_set_rows(step: Step) -> list[dict[str, Any]]:
+    """The `run_tool_sets` row of the tool set an LLM step was the first of its run to offer, if any."""
+    if not isinstance(step, LLMStep) or step.sent is None or step.sent.tool_set is None:
+        return []
+    tool_set = step.sent.tool_set
+    return [{"run_id": step.run_id, "digest": tool_set.digest, "schemas": tool_set.schemas}]
 
 
 def row_to_step(row: Mapping[Any, Any]) -> Step:
@@ -163,6 +200,13 @@ def row_to_step(row: Mapping[Any, Any]) -> Step:
             error=row["error"],
             refusal=result.refusal,
             provider_data=result.provider_data,
+            error_type=result.error_type,
+            prompt=None if row["request"] is None else msgspec.convert(row["request"], PromptRef),
+            response_id=result.response_id,
+            response_model=result.response_model,
+            provider_finish_reason=result.provider_finish_reason,
+            cost_usd=row["cost_usd"],
+            redacted=result.redacted,
         )
     return ToolStep(
         run_id=run_id,
@@ -173,4 +217,5 @@ def row_to_step(row: Mapping[Any, Any]) -> Step:
         tool_name=row["tool_name"] or "",
         arguments=row["args"] or {},
         result=msgspec.convert(row["result"], ToolResult),
+        redacted=bool((row["result"] or {}).get("redacted", False)),
     )

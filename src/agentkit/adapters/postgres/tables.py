@@ -14,6 +14,7 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    PrimaryKeyConstraint,
     Table,
     Text,
     Uuid,
@@ -51,6 +52,9 @@ runs = Table(
     Column("token_budget", Integer),
     Column("total_input_tokens", Integer, nullable=False, server_default="0"),
     Column("total_output_tokens", Integer, nullable=False, server_default="0"),
+    # US dollars; NULL where no call's price was known (never 0 for want of a price)
+    Column("cost_usd", Double),
+    Column("cost_budget", Double),
     Column("created_at", _Time, nullable=False),
     Column("started_at", _Time),
     Column("finished_at", _Time),
@@ -66,7 +70,8 @@ runs = Table(
     Column("agent", Text, nullable=False, server_default="default"),
     Column("agent_version", Text),
     Index("ix_runs_session_id", "session_id"),
-    Index("ix_runs_owner_created_at", "owner", "created_at"),
+    # the listing's keyset: an owner's runs by (created_at, id), newest first
+    Index("ix_runs_owner_created_at_id", "owner", "created_at", "id"),
     Index(
         "uq_runs_owner_idempotency_key",
         "owner",
@@ -96,5 +101,29 @@ steps = Table(
     Column("input_tokens", Integer, nullable=False, server_default="0"),
     Column("output_tokens", Integer, nullable=False, server_default="0"),
     Column("created_at", _Time, nullable=False),
+    # an LLM step's PromptRef (how many of the run's messages it sent, its tool set, model, parameters)
+    Column("request", _Json),
+    Column("cost_usd", Double),
     Index("ix_steps_run_id_step_no", "run_id", "step_no"),
+)
+
+# Each message of a run's conversation once, however many LLM calls sent it (they send prefixes).
+run_messages = Table(
+    "run_messages",
+    metadata,
+    Column("run_id", Uuid(as_uuid=False), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("digest", Text, nullable=False),
+    Column("message", _Json, nullable=False),
+    PrimaryKeyConstraint("run_id", "seq"),
+)
+
+# Each distinct set of tool schemas a run's LLM calls offered, once, by digest.
+run_tool_sets = Table(
+    "run_tool_sets",
+    metadata,
+    Column("run_id", Uuid(as_uuid=False), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("digest", Text, nullable=False),
+    Column("schemas", _Json, nullable=False),
+    PrimaryKeyConstraint("run_id", "digest"),
 )

@@ -1,22 +1,27 @@
-"""The Postgres TraceSink (and TraceReader): one row in `steps` per LLM or tool call."""
+"""The Postgres TraceSink (and TraceReader, PromptReader): one row in `steps` per LLM or tool call,
+and each message and tool set an LLM call sent once per run (`run_messages`, `run_tool_sets`)."""
 
 import asyncio
 import contextlib
 import uuid
 from typing import Any, Final
 
+import msgspec
 import structlog
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agentkit.adapters.outage import is_outage, store_outage
-from agentkit.adapters.postgres.mapping import is_uuid, row_to_step, step_to_row
-from agentkit.adapters.postgres.tables import steps
+from agentkit.adapters.postgres.mapping import is_uuid, message_rows, row_to_step, step_to_row, tool_set_rows
+from agentkit.adapters.postgres.tables import run_messages, run_tool_sets, steps
 from agentkit.application.backoff import Backoff, Sleep
+from agentkit.application.ports.prompt_reader import PromptReader
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
 from agentkit.domain.ids import RunId
-from agentkit.domain.steps import Step
+from agentkit.domain.messages import Message
+from agentkit.domain.steps import RunPrompts, Step, StoredMessage
+from agentkit.domain.tools import ToolSchema
 
 _log = structlog.get_logger(__name__)
 _postgres = store_outage("PostgreSQL")
@@ -24,12 +29,19 @@ _postgres = store_outage("PostgreSQL")
 # an id given when it was queued, so a batch written again after a timeout (the first try may have
 # landed, only its answer lost) adds nothing twice.
 _INSERT_STEPS: Final = insert(steps).on_conflict_do_nothing(index_elements=[steps.c.id])
+# A message (or tool set) is stored by the first step that sent it; written again, it adds nothing.
+_INSERT_MESSAGES: Final = insert(run_messages).on_conflict_do_nothing(
+    index_elements=[run_messages.c.run_id, run_messages.c.seq]
+)
+_INSERT_TOOL_SETS: Final = insert(run_tool_sets).on_conflict_do_nothing(
+    index_elements=[run_tool_sets.c.run_id, run_tool_sets.c.digest]
+)
 _READ_FLUSH_S: Final = 1.0
 
 Row = tuple[Step, dict[str, Any]]
 
 
-class SqlaTraceSink(TraceSink, TraceReader):
+class SqlaTraceSink(TraceSink, TraceReader, PromptReader):
     """Writes steps to `steps` in batches; a batch is retried until it is stored.
 
     `record` queues the step and returns at once; one writer task inserts everything queued in
@@ -87,7 +99,7 @@ class SqlaTraceSink(TraceSink, TraceReader):
         """Queue the step for the writer task."""
         row = step_to_row(step)
         row["id"] = str(uuid.uuid4())
-        self._queue.append((step, row))
+        self._queue.append((step, row))  # the step keeps what it sent (`sent`) until it is written
         self._queued += 1
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._write_forever(), name="agentkit-trace-writer")
@@ -136,6 +148,13 @@ class SqlaTraceSink(TraceSink, TraceReader):
         while True:
             try:
                 async with asyncio.timeout(self._timeout_s), self._writer.connect() as conn:
+                    # what the steps sent first: a step read back always finds its messages
+                    messages = [row for step, _ in batch for row in message_rows(step)]
+                    if messages:
+                        await conn.execute(_INSERT_MESSAGES, messages)
+                    tool_sets = [row for step, _ in batch for row in tool_set_rows(step)]
+                    if tool_sets:
+                        await conn.execute(_INSERT_TOOL_SETS, tool_sets)
                     await conn.execute(_INSERT_STEPS, [row for _, row in batch])
                 if retry:
                     _log.info("trace_write_recovered", steps=len(batch), retries=retry)
@@ -186,3 +205,24 @@ class SqlaTraceSink(TraceSink, TraceReader):
         async with self._reader.connect() as conn:
             rows = (await conn.execute(query)).mappings().all()
         return [row_to_step(row) for row in rows]
+
+    @_postgres
+    async def prompts(self, run_id: RunId) -> RunPrompts:
+        """The run's messages in order and its tool sets by digest."""
+        if not is_uuid(run_id):
+            return RunPrompts()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_READ_FLUSH_S):
+                await self.flush()
+        message_query = select(run_messages).where(run_messages.c.run_id == run_id).order_by(run_messages.c.seq)
+        tool_query = select(run_tool_sets).where(run_tool_sets.c.run_id == run_id)
+        async with self._reader.connect() as conn:
+            message_rows_ = (await conn.execute(message_query)).mappings().all()
+            tool_rows = (await conn.execute(tool_query)).mappings().all()
+        return RunPrompts(
+            messages=tuple(
+                StoredMessage(seq=row["seq"], digest=row["digest"], message=msgspec.convert(row["message"], Message))
+                for row in message_rows_
+            ),
+            tool_sets={row["digest"]: msgspec.convert(row["schemas"], tuple[ToolSchema, ...]) for row in tool_rows},
+        )

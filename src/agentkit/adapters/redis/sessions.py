@@ -90,6 +90,16 @@ class RedisSessionStore(SessionStore):
             await pipe.execute()
 
     @_redis
+    async def delete(self, owner: OwnerId, session_id: SessionId) -> bool:
+        """Forget the session (and its place in the save index); say whether it existed."""
+        key = self._key(owner, session_id)
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.delete(key)
+            pipe.zrem(self._index, key)
+            removed, _ = await pipe.execute()
+        return bool(removed)
+
+    @_redis
     async def delete_saved_before(self, cutoff: datetime) -> int:
         """Forget sessions last saved before `cutoff`; return how many still existed."""
         deleted = 0

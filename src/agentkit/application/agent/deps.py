@@ -7,9 +7,11 @@ from typing import Protocol, cast
 
 from agentkit.application.agent.config import AgentConfig
 from agentkit.application.agent.lease import LeaseKeeper
+from agentkit.application.agent.prompts import PromptPolicy
 from agentkit.application.backoff import Backoff, Sleep
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.llm_client import LLMClient
+from agentkit.application.ports.price_table import PriceTable
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.session_store import SessionStore
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
@@ -33,6 +35,8 @@ class LoopDeps:
         leases: Renews the leases of the runs this process executes, and knows their cancels.
         sleep: Paces the store retries through an outage (tests pass a fake that moves a clock).
         backoff: How long those retries wait.
+        prompt_policy: What of each LLM call's prompt the trace stores (payloads, redactions, secrets).
+        prices: What LLM calls cost; None: no price table (costs unknown).
     """
 
     __slots__ = (
@@ -42,6 +46,8 @@ class LoopDeps:
         "leases",
         "llm",
         "observers",
+        "prices",
+        "prompt_policy",
         "reader",
         "runs",
         "sessions",
@@ -64,6 +70,8 @@ class LoopDeps:
         observers: Sequence[TraceSink] = (),
         sleep: Sleep = asyncio.sleep,
         backoff: Backoff | None = None,
+        prompt_policy: PromptPolicy | None = None,
+        prices: PriceTable | None = None,
     ) -> None:
         if reader is None:
             if not hasattr(trace, "steps"):
@@ -71,6 +79,8 @@ class LoopDeps:
             reader = cast(TraceReader, trace)
         self.reader = reader
         self.llm = llm
+        self.prompt_policy = prompt_policy or PromptPolicy()
+        self.prices = prices
         self.tools = tools
         self.runs = runs
         self.trace = trace

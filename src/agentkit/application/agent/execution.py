@@ -3,6 +3,7 @@
 import asyncio
 from collections.abc import Sequence
 
+import msgspec
 import structlog
 
 from agentkit.application.agent.config import STRUCTURED_OUTPUT_PROMPT, STRUCTURED_OUTPUT_REMINDER
@@ -58,6 +59,7 @@ class RunExecution:
             max_steps=run.max_steps,
             repeat_limit=deps.config.repeat_limit,
             token_budget=run.token_budget,  # set when the run was created (CreateRun caps it)
+            cost_budget=run.cost_budget,
             output_required=run.output_schema is not None,
         )
         self.messages: list[Message] = []
@@ -134,7 +136,10 @@ class RunExecution:
         point = replay(opening, steps, self.limits, self.tools)
         self.messages = point.messages
         self.recorder.step_no = point.last_step_no
-        self.run = runs.with_usage(run, input_tokens=point.usage.input_tokens, output_tokens=point.usage.output_tokens)
+        self.run = msgspec.structs.replace(
+            runs.with_usage(run, input_tokens=point.usage.input_tokens, output_tokens=point.usage.output_tokens),
+            cost_usd=point.cost_usd,
+        )
         if isinstance(point.outcome, Answered):
             await self._remember_session()
             return runs.succeed(
@@ -155,7 +160,7 @@ class RunExecution:
             if self._cancel_requested():
                 return self._end(RunStatus.CANCELLED, "cancelled on request")
             response = await self._ask_model()
-            decision, state = decide(state, response, self.limits)
+            decision, state = decide(state, response, self.limits, spent_usd=self.run.cost_usd)
             self.messages.append(response.to_message())
             if isinstance(decision, Finish):
                 await self._remember_session()
@@ -173,6 +178,7 @@ class RunExecution:
 
     async def _ask_model(self) -> LLMResponse:
         clock = self.deps.clock
+        prompt, sent = self.recorder.prompt_of(self.messages, self.schemas)
         started = clock.monotonic()
         failure: LLMError | None = None
         try:
@@ -180,7 +186,8 @@ class RunExecution:
         except LLMError as exc:
             # the failed call is a step too: the trace shows what it cost and why it failed
             failure, response = exc, LLMResponse(attempts=exc.attempts)
-        self.run = runs.add_usage(self.run, response.usage)
+        cost = self.recorder.cost_of(response.usage)
+        self.run = runs.add_cost(runs.add_usage(self.run, response.usage), cost)
         await self.recorder.record(
             LLMStep(
                 run_id=self.run.id,
@@ -195,6 +202,13 @@ class RunExecution:
                 error=None if failure is None else str(failure),
                 refusal=response.refusal,
                 provider_data=response.provider_data,
+                error_type=None if failure is None else type(failure).__name__,
+                prompt=prompt,
+                sent=sent,
+                response_id=response.response_id,
+                response_model=response.response_model,
+                provider_finish_reason=response.provider_finish_reason,
+                cost_usd=cost,
             )
         )
         if failure is not None:

@@ -7,9 +7,11 @@ from typing import Any
 from agentkit.application.agent.config import AgentConfig
 from agentkit.application.agent.deps import AgentChooser, LoopDeps
 from agentkit.application.agent.execution import RunExecution
+from agentkit.application.agent.prompts import PromptPolicy
 from agentkit.application.backoff import Backoff, Sleep
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.llm_client import LLMClient
+from agentkit.application.ports.price_table import PriceTable
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.session_store import SessionStore
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
@@ -65,6 +67,8 @@ class AgentLoop:
         sleep: Sleep = asyncio.sleep,
         backoff: Backoff | None = None,
         agents: AgentChooser | None = None,
+        prompt_policy: PromptPolicy | None = None,
+        prices: PriceTable | None = None,
     ) -> None:
         # each run executes with its own agent's model, tools and config (see AgentCatalog.deps_for)
         self._agents = agents
@@ -80,6 +84,8 @@ class AgentLoop:
             observers=observers,
             sleep=sleep,
             backoff=backoff,
+            prompt_policy=prompt_policy,
+            prices=prices,
         )
 
     def request_cancel(self, run_id: RunId) -> None:

@@ -1,12 +1,16 @@
 """StepRecorder: one run's trace as it is written, step by step, to the durable sink and the observers."""
 
 import asyncio
+from collections.abc import Sequence
 
 import structlog
 
 from agentkit.application.agent.deps import LoopDeps
+from agentkit.application.agent.prompts import PromptLog, stored_step
 from agentkit.application.errors import StoreUnavailable
-from agentkit.domain.steps import Step
+from agentkit.domain.messages import Message, Usage
+from agentkit.domain.steps import PromptDelta, PromptRef, Step
+from agentkit.domain.tools import ToolSchema
 
 logger = structlog.get_logger(__name__)
 
@@ -15,15 +19,31 @@ class StepRecorder:
     """Numbers a run's steps and hands each to every sink.
 
     The durable sink's refusals are counted (`gaps`): a run whose trace lacks a step cannot claim
-    success. An observer that fails is logged and forgotten.
+    success. An observer that fails is logged and forgotten. It also knows what the run's LLM calls
+    sent before (`prompts`), so each message is stored once, and what they cost.
     """
 
-    __slots__ = ("deps", "gaps", "step_no")
+    __slots__ = ("deps", "gaps", "prompts", "step_no")
 
     def __init__(self, deps: LoopDeps) -> None:
         self.deps = deps
         self.step_no = 0
         self.gaps = 0  # steps the durable trace sink refused to take
+        self.prompts = PromptLog(deps.prompt_policy)
+
+    def prompt_of(
+        self, messages: Sequence[Message], schemas: Sequence[ToolSchema]
+    ) -> tuple[PromptRef | None, PromptDelta | None]:
+        """What the LLM call about to be made sends, as the trace stores it (None when prompts are not captured)."""
+        if not self.deps.prompt_policy.capture:
+            return None, None
+        llm = self.deps.llm
+        return self.prompts.sent(messages, schemas, provider=llm.provider, model=llm.model, parameters=llm.parameters)
+
+    def cost_of(self, usage: Usage) -> float | None:
+        """What an LLM call with this usage cost (None: unknown price)."""
+        prices = self.deps.prices
+        return None if prices is None else prices.cost_usd(self.deps.llm.provider, self.deps.llm.model, usage)
 
     def next_step(self) -> int:
         """The number of the step about to be recorded."""
@@ -33,6 +53,8 @@ class StepRecorder:
     async def record(self, step: Step) -> None:
         """Give the step to the durable sink, then to the observers; never raises."""
         deps = self.deps
+        if deps.prompt_policy.changes_anything:
+            step = stored_step(step, deps.prompt_policy)  # what the trace may keep (never a secret)
         try:
             await deps.trace.record(step)
         except Exception as exc:

@@ -14,6 +14,7 @@ from agentkit.application.agent.config import STRUCTURED_OUTPUT_REMINDER
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.domain.messages import Message, ToolCall, Usage
 from agentkit.domain.policy import CallTools, Finish, LoopLimits, LoopState, Remind, Stop, decide
+from agentkit.domain.run import RunStatus
 from agentkit.domain.steps import Step, ToolStep
 
 
@@ -37,6 +38,7 @@ class ResumePoint(msgspec.Struct, kw_only=True):
         state: The policy's state after the stored responses.
         last_step_no: The number of the last stored step (the next one is numbered after it).
         usage: Tokens spent by the stored LLM calls.
+        cost_usd: What the stored LLM calls cost (None: no price known for any).
         pending: The calls of the last stored turn that have no stored result, in order.
         outcome: Set when the stored steps already decided the run's end (an answer, or a stop).
     """
@@ -47,6 +49,7 @@ class ResumePoint(msgspec.Struct, kw_only=True):
     usage: Usage = Usage()
     pending: tuple[ToolCall, ...] = ()
     outcome: Answered | Stop | None = None
+    cost_usd: float | None = None
 
 
 def replay(opening: Sequence[Message], steps: Sequence[Step], limits: LoopLimits, tools: ToolRegistry) -> ResumePoint:
@@ -58,7 +61,20 @@ def replay(opening: Sequence[Message], steps: Sequence[Step], limits: LoopLimits
     and those after it, are `pending`.
     """
     point = ResumePoint(messages=list(opening), state=LoopState())
+    if any(step.redacted for step in steps):
+        # the trace holds what the redaction settings let it keep, not what the model saw: going on
+        # from it would feed the model (and the tools) something else
+        point.outcome = Stop(
+            status=RunStatus.FAILED,
+            reason=(
+                "its executor stopped, and it cannot resume: its stored steps were redacted "
+                "(TRACE_PAYLOADS=false or TRACE_REDACT_FIELDS), so they do not hold the conversation"
+            ),
+        )
+        return point
     input_tokens = output_tokens = 0
+    cost = 0.0
+    priced = False
     turn: CallTools | None = None
     results: dict[str, ToolStep] = {}
     for step in steps:
@@ -73,6 +89,8 @@ def replay(opening: Sequence[Message], steps: Sequence[Step], limits: LoopLimits
                 break
         input_tokens += step.usage.input_tokens
         output_tokens += step.usage.output_tokens
+        if step.cost_usd is not None:
+            cost, priced = cost + step.cost_usd, True
         if step.error is not None:
             continue
         response = step.response()
@@ -92,6 +110,7 @@ def replay(opening: Sequence[Message], steps: Sequence[Step], limits: LoopLimits
         if turn is not None:
             _replay_calls(point, turn, results, tools)
     point.usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+    point.cost_usd = cost if priced else None
     return point
 
 

@@ -2,7 +2,7 @@
 
 from abc import abstractmethod
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from agentkit.domain.messages import LLMResponse, Message
 from agentkit.domain.tools import ToolSchema
@@ -26,6 +26,14 @@ class LLMClient(Protocol):
     @abstractmethod
     def model(self) -> str:
         """The model every request names."""
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """The sampling parameters every request sends (temperature, max_tokens), for the trace.
+
+        A default, not abstract: a client that sends none has none. Never keys or headers.
+        """
+        return {}
 
     @abstractmethod
     async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:

@@ -21,5 +21,9 @@ class SessionStore(Protocol):
         """Replace the session's history, keeping the newest window and renewing the TTL."""
 
     @abstractmethod
+    async def delete(self, owner: OwnerId, session_id: SessionId) -> bool:
+        """Forget the session; return whether it held any messages."""
+
+    @abstractmethod
     async def delete_saved_before(self, cutoff: datetime) -> int:
         """Forget sessions last saved before `cutoff` (`agentkit prune`); return how many still existed."""

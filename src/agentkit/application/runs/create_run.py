@@ -19,6 +19,10 @@ from agentkit.domain.run import Run, validate_goal
 
 MAX_TOKEN_BUDGET: Final = 2**31 - 1
 """The largest token budget a run can record (a 32-bit integer, as the store keeps it)."""
+MIN_COST_BUDGET: Final = 0.000001
+"""The smallest cost budget, in US dollars (a millionth of a dollar: less is no budget one could keep)."""
+MAX_COST_BUDGET: Final = 1_000_000.0
+"""The largest cost budget a run may ask for, in US dollars (finite, so `inf` and `nan` are refused)."""
 _NOT_TEXT: Final = re.compile("[\x00\ud800-\udfff]")
 
 
@@ -32,6 +36,7 @@ class CreateRunInput(msgspec.Struct, frozen=True, kw_only=True):
         output_schema: A JSON object schema the final output must follow, if any.
         max_steps: Fewer LLM turns than the default, if wanted (never more).
         token_budget: A token budget for this run (never above RUN_TOKEN_BUDGET, when that is set).
+        cost_budget: US dollars this run may spend (its LLM calls' cost, from the price table).
         idempotency_key: The client's key for safe retries, if any.
         request_fingerprint: A hash of the request body that came with the key.
         agent: The agent to run (None: `default`).
@@ -46,6 +51,7 @@ class CreateRunInput(msgspec.Struct, frozen=True, kw_only=True):
     idempotency_key: str | None = None
     request_fingerprint: str | None = None
     agent: str | None = None
+    cost_budget: float | None = None
 
 
 class ValidRunRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -135,6 +141,8 @@ class CreateRun:
             raise InvalidGoal("max_steps must be at least 1")
         if inp.token_budget is not None and not 1 <= inp.token_budget <= MAX_TOKEN_BUDGET:
             raise InvalidGoal(f"token_budget must be between 1 and {MAX_TOKEN_BUDGET}")
+        if inp.cost_budget is not None and not MIN_COST_BUDGET <= inp.cost_budget <= MAX_COST_BUDGET:
+            raise InvalidGoal(f"cost_budget must be between {MIN_COST_BUDGET:g} and {MAX_COST_BUDGET:g} (US dollars)")
         if inp.output_schema is not None:
             try:
                 # the very tool the run will build: if this works, the run cannot fail on its schema later
@@ -183,6 +191,7 @@ class CreateRun:
             output_schema=valid.output_schema,
             max_steps=valid.max_steps,
             token_budget=valid.token_budget,
+            cost_budget=inp.cost_budget,
             created_at=now,
             expires_at=None if self._pending_lease is None else now + self._pending_lease,
             idempotency_key=inp.idempotency_key,

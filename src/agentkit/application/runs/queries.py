@@ -1,11 +1,12 @@
 """Read use-cases: a run and its trace, visible only to the run's owner."""
 
+from agentkit.application.ports.prompt_reader import PromptReader
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.trace_sink import TraceReader
 from agentkit.application.runs.access import load_owned
 from agentkit.domain.ids import OwnerId, RunId
 from agentkit.domain.run import Run
-from agentkit.domain.steps import Step
+from agentkit.domain.steps import RunPrompts, Step
 
 
 class GetRun:
@@ -20,13 +21,20 @@ class GetRun:
 
 
 class GetTrace:
-    """Read a run's steps in order, for its owner."""
+    """Read a run's steps in order, for its owner; with prompts, also what its LLM calls sent."""
 
-    def __init__(self, *, runs: RunRepository, trace: TraceReader) -> None:
+    def __init__(self, *, runs: RunRepository, trace: TraceReader, prompts: PromptReader | None = None) -> None:
         self._runs = runs
         self._trace = trace
+        self._prompts = prompts
 
     async def execute(self, run_id: RunId, owner: OwnerId | None) -> tuple[Run, list[Step]]:
         """The run and its steps by step number."""
         run = await load_owned(self._runs, run_id, owner)
         return run, await self._trace.steps(run_id)
+
+    async def with_prompts(self, run_id: RunId, owner: OwnerId | None) -> tuple[Run, list[Step], RunPrompts]:
+        """The run, its steps, and the messages and tool sets its LLM steps refer to."""
+        run, steps = await self.execute(run_id, owner)
+        prompts = RunPrompts() if self._prompts is None else await self._prompts.prompts(run_id)
+        return run, steps, prompts

@@ -9,9 +9,11 @@ import msgspec
 
 from agentkit.application.ports.demo_seeder import DemoSeeder
 from agentkit.application.ports.schema_migrator import SchemaMigrator
+from agentkit.application.runs.list_runs import DEFAULT_PAGE, ListRuns, ListRunsInput
 from agentkit.application.runs.prune import PruneInput, PruneOldRuns
 from agentkit.application.runs.queries import GetRun, GetTrace
-from agentkit.domain.ids import RunId
+from agentkit.domain.ids import RunId, SessionId
+from agentkit.domain.run import RunStatus
 from agentkit.entrypoints.cli.console import announce
 from agentkit.entrypoints.cli.root import CommandRoot
 from agentkit.entrypoints.cli.run_view import is_terminal
@@ -43,7 +45,16 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     trace = runs_sub.add_parser("trace", help="a run's steps (a table on a terminal, else JSON)")
     trace.add_argument("run_id")
     trace.add_argument("--json", action="store_true", help="JSON even on a terminal")
+    trace.add_argument(
+        "--prompts", action="store_true", help="also what each LLM call sent: the run's messages and tool sets"
+    )
     trace.set_defaults(handler=trace_command)
+    listing = runs_sub.add_parser("list", help="runs, newest first, as JSON (one page; --cursor for the next)")
+    listing.add_argument("--status", action="append", choices=[s.value for s in RunStatus], help="repeatable")
+    listing.add_argument("--session", help="only this session's runs")
+    listing.add_argument("--limit", type=int, default=DEFAULT_PAGE, help=f"runs per page (default {DEFAULT_PAGE})")
+    listing.add_argument("--cursor", help="the next_cursor of the page before")
+    listing.set_defaults(handler=list_command)
 
 
 def _on_state(root: CommandRoot) -> contextlib.AbstractAsyncContextManager["AsyncContainer"]:
@@ -102,13 +113,35 @@ async def show_command(args: argparse.Namespace, root: CommandRoot) -> int:
 
 
 async def trace_command(args: argparse.Namespace, root: CommandRoot) -> int:
-    """`agentkit runs trace ID`."""
+    """`agentkit runs trace ID [--prompts]`: the steps; with --prompts `{steps, messages, tool_sets}` as JSON."""
     async with _on_state(root) as container, container() as request:
-        run, steps = await (await request.get(GetTrace)).execute(RunId(args.run_id), None)
+        get_trace = await request.get(GetTrace)
+        if args.prompts:
+            _, steps, prompts = await get_trace.with_prompts(RunId(args.run_id), None)
+            document = {"steps": steps, "messages": prompts.messages, "tool_sets": prompts.tool_sets}
+            sys.stdout.write(msgspec.json.encode(document).decode() + "\n")
+            return 0
+        run, steps = await get_trace.execute(RunId(args.run_id), None)
     if not args.json and is_terminal(sys.stdout):
         from agentkit.entrypoints.cli.rich_console import print_trace, terminal_console
 
         print_trace(run, steps, terminal_console(sys.stdout))
     else:
         sys.stdout.write(msgspec.json.encode(steps).decode() + "\n")
+    return 0
+
+
+async def list_command(args: argparse.Namespace, root: CommandRoot) -> int:
+    """`agentkit runs list`: one page of every owner's runs, `{runs, next_cursor}`."""
+    async with _on_state(root) as container, container() as request:
+        page = await (await request.get(ListRuns)).execute(
+            ListRunsInput(
+                owner=None,
+                statuses=frozenset(RunStatus(value) for value in args.status or ()),
+                session_id=SessionId(args.session) if args.session else None,
+                limit=args.limit,
+                cursor=args.cursor,
+            )
+        )
+    sys.stdout.write(msgspec.json.encode(page).decode() + "\n")
     return 0

@@ -35,6 +35,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     run.add_argument("--session", help="continue this session's conversation")
     run.add_argument("--max-steps", type=int, help="at most this many LLM turns (never more than MAX_STEPS)")
     run.add_argument("--token-budget", type=int, help="at most this many tokens (never more than RUN_TOKEN_BUDGET)")
+    run.add_argument("--cost-budget", type=float, help="at most this many US dollars of LLM calls")
     run.add_argument("--output-schema", help="a JSON object schema for typed output (a JSON text or @file)")
     run.set_defaults(handler=run_command)
 
@@ -93,6 +94,7 @@ async def run_command(args: argparse.Namespace, root: CommandRoot) -> int:
                     session_id=SessionId(args.session) if args.session else None,
                     max_steps=args.max_steps,
                     token_budget=args.token_budget,
+                    cost_budget=args.cost_budget,
                     output_schema=output_schema,
                     agent=args.agent,
                 )
@@ -117,6 +119,7 @@ async def demo_command(args: argparse.Namespace, root: CommandRoot) -> int:
     args.session = None
     args.max_steps = None
     args.token_budget = None
+    args.cost_budget = None
     args.output_schema = None
     args.agent = None
     return await run_command(args, root)

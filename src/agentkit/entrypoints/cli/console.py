@@ -49,9 +49,10 @@ def announce(line: str) -> None:
 
 
 def print_outcome(run: Run, stream: TextIO | None = None) -> None:
-    """The run's status, answer (or reason) and token totals."""
+    """The run's status, answer (or reason), token totals and cost (when the model's price is known)."""
     out = stream or sys.stdout
-    print(f"\nstatus: {run.status.value}   tokens: in={run.input_tokens} out={run.output_tokens}", file=out)
+    cost = "" if run.cost_usd is None else f"   cost: ${run.cost_usd:.6f}"
+    print(f"\nstatus: {run.status.value}   tokens: in={run.input_tokens} out={run.output_tokens}{cost}", file=out)
     if run.failure_reason:
         print(f"reason: {run.failure_reason}", file=out)
     if run.answer:

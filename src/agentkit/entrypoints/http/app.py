@@ -14,15 +14,17 @@ from litestar.openapi.spec import Components, SecurityScheme
 from agentkit._version import __version__
 from agentkit.application.ports.run_admission import RunAdmission
 from agentkit.application.ports.run_scheduler import RunScheduler
+from agentkit.application.ports.trace_context import TraceContext
 from agentkit.entrypoints.http.agents import chat_route, list_agents, tools_route
 from agentkit.entrypoints.http.auth import API_KEY_HEADER, ApiKeys, authenticate, require_api_key
 from agentkit.entrypoints.http.auth_throttle import FailedKeyThrottle
 from agentkit.entrypoints.http.config import ApiConfig
 from agentkit.entrypoints.http.docs import docs_assets, docs_ui
-from agentkit.entrypoints.http.meta import health
-from agentkit.entrypoints.http.middleware import request_context
+from agentkit.entrypoints.http.meta import health, metrics
+from agentkit.entrypoints.http.middleware import request_context, trace_context
 from agentkit.entrypoints.http.problems import EXCEPTION_HANDLERS
 from agentkit.entrypoints.http.runs import runs_controller
+from agentkit.entrypoints.http.sessions import SessionsController
 from agentkit.entrypoints.http.shedding import shed_when_full
 
 logger = structlog.get_logger(__name__)
@@ -48,13 +50,20 @@ def create_app(container: AsyncContainer, config: ApiConfig) -> Litestar:
 
     v1 = Router(
         path="/v1",
-        route_handlers=[runs_controller(config), tools_route(config), list_agents, chat_route(config)],
+        route_handlers=[
+            runs_controller(config),
+            SessionsController,
+            tools_route(config),
+            list_agents,
+            chat_route(config),
+        ],
         dependencies={"owner": Provide(authenticate)},
         guards=[require_api_key],
         security=[{"ApiKey": []}],
     )
+    guarded = [Router(path="/", route_handlers=[metrics], guards=[require_api_key], security=[{"ApiKey": []}])]
     app = Litestar(
-        route_handlers=[v1, health, docs_assets()],
+        route_handlers=[v1, health, docs_assets(), *(guarded if config.metrics_route else [])],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
         request_max_body_size=config.max_body_bytes,
@@ -73,6 +82,8 @@ def create_app(container: AsyncContainer, config: ApiConfig) -> Litestar:
     app.state.api_keys = ApiKeys(config.api_keys)
     app.state.auth_throttle = FailedKeyThrottle(limit_per_min=config.auth_failures_per_min)
     setup_dishka(container, app)
+    # outside the framework, so the whole request (the run it accepts) is in the caller's trace
+    app.asgi_handler = trace_context(app.asgi_handler, lambda: container.get(TraceContext))
     # outermost, so that a refusal under overload skips even dishka's request scope
     app.asgi_handler = shed_when_full(
         app.asgi_handler,

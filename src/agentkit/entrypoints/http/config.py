@@ -14,6 +14,7 @@ class ApiConfig(msgspec.Struct, frozen=True, kw_only=True):
         response_timeout_s: How long POST /v1/runs waits before answering 202 (RESPONSE_TIMEOUT_S).
         shutdown_grace_s: How long running runs get once the process is told to stop (SHUTDOWN_GRACE_S).
         agent_names: The configured agents (the OpenAPI document lists them).
+        metrics_route: Serve GET /metrics here, behind the API key (metrics on, METRICS_BIND unset).
     """
 
     api_keys: tuple[str, ...] = ()
@@ -23,3 +24,4 @@ class ApiConfig(msgspec.Struct, frozen=True, kw_only=True):
     response_timeout_s: float = 30.0
     shutdown_grace_s: float = 10.0
     agent_names: tuple[str, ...] = ("default",)
+    metrics_route: bool = False

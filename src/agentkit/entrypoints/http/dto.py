@@ -6,9 +6,10 @@ from typing import Annotated, Any, Final, Literal, cast
 import msgspec
 
 from agentkit.application.agents.profile import AGENT_NAME_PATTERN
-from agentkit.application.runs.create_run import MAX_TOKEN_BUDGET
+from agentkit.application.runs.create_run import MAX_COST_BUDGET, MAX_TOKEN_BUDGET, MIN_COST_BUDGET
+from agentkit.domain.messages import Message
 from agentkit.domain.run import Run
-from agentkit.domain.steps import LLMStep, Step
+from agentkit.domain.steps import LLMStep, RunPrompts, Step
 from agentkit.domain.tools import ToolSchema
 
 MAX_STEPS_ASKED: Final = 1000
@@ -82,6 +83,20 @@ class RunCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         | None
     ) = None
     agent: AgentNameText | None = None
+    cost_budget: (
+        Annotated[
+            float,
+            msgspec.Meta(
+                ge=MIN_COST_BUDGET,
+                le=MAX_COST_BUDGET,
+                description=(
+                    "At most this many US dollars of LLM calls (priced from genai-prices); a run whose "
+                    "model has no known price stops after its first call."
+                ),
+            ),
+        ]
+        | None
+    ) = None
 
 
 def agent_name_type(agent_names: tuple[str, ...]) -> Any:
@@ -152,7 +167,9 @@ class RunView(msgspec.Struct, kw_only=True):
     failure_reason: str | None
     max_steps: int
     token_budget: int | None
+    cost_budget: float | None
     usage: Usage
+    cost_usd: float | None
     cancel_requested: bool
     created_at: datetime
     started_at: datetime | None
@@ -168,6 +185,58 @@ class ToolCallView(msgspec.Struct, kw_only=True):
     id: str
     name: str
     arguments: dict[str, Any]
+
+
+class RunListView(msgspec.Struct, kw_only=True):
+    """A page of runs, newest first; `next` is the link to the page after it (null on the last)."""
+
+    runs: list[RunView]
+    next_cursor: str | None
+    next: str | None
+
+
+class MessageView(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A message as it was sent to the model (redacted where the server is configured to)."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str = ""
+    tool_calls: list[ToolCallView] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+class StoredMessageView(msgspec.Struct, kw_only=True):
+    """One message of a run's conversation: its place (`seq`, from 1), its digest and the message."""
+
+    seq: int
+    digest: str
+    message: MessageView
+
+
+class LLMRequestView(msgspec.Struct, kw_only=True):
+    """What an LLM call sent: the run's messages 1..`message_count` and the tool set `tools_digest`."""
+
+    message_count: int
+    tools_digest: str | None
+    provider: str
+    model: str
+    parameters: dict[str, Any]
+    payloads: bool
+
+
+class LLMResponseMetaView(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What the provider said about its answer."""
+
+    id: str | None = None
+    model: str | None = None
+    finish_reason: str | None = None
+
+
+class SessionView(msgspec.Struct, kw_only=True):
+    """A session's history: what the next run with this session id continues from."""
+
+    session_id: str
+    messages: list[MessageView]
 
 
 class ToolResultView(msgspec.Struct, kw_only=True):
@@ -193,20 +262,14 @@ class StepView(msgspec.Struct, kw_only=True, omit_defaults=True):
     finish_reason: str | None = None
     attempts: int | None = None
     error: str | None = None
+    error_type: str | None = None
+    cost_usd: float | None = None
+    request: LLMRequestView | None = None
+    response: LLMResponseMetaView | None = None
     tool_name: str | None = None
     call_id: str | None = None
     arguments: dict[str, Any] | None = None
     result: ToolResultView | None = None
-
-
-class TraceView(msgspec.Struct, kw_only=True):
-    """A run's steps in order, and the agent (and its profile's version) it ran with."""
-
-    run_id: str
-    status: StatusText
-    steps: list[StepView]
-    agent: str
-    agent_version: str | None
 
 
 class ToolView(msgspec.Struct, kw_only=True):
@@ -215,6 +278,25 @@ class ToolView(msgspec.Struct, kw_only=True):
     name: str
     description: str
     parameters: dict[str, Any]
+
+
+class TraceView(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A run's steps in order, the agent (and its profile's version) it ran with; with `include=prompts`,
+    also what its LLM calls sent.
+
+    Each message is listed once (`messages`, by `seq`) and each tool set once (`tool_sets`, by
+    digest): LLM step N sent `messages[0:steps[N].request.message_count]` and
+    `tool_sets[steps[N].request.tools_digest]`.
+    """
+
+    run_id: str
+    status: StatusText
+    steps: list[StepView]
+    agent: str = "default"
+    agent_version: str | None = None
+    cost_usd: float | None = None
+    messages: list[StoredMessageView] | None = None
+    tool_sets: dict[str, list[ToolView]] | None = None
 
 
 class HealthView(msgspec.Struct, kw_only=True):
@@ -237,7 +319,9 @@ def run_view(run: Run, base: str = "/v1/runs") -> RunView:
         failure_reason=run.failure_reason,
         max_steps=run.max_steps,
         token_budget=run.token_budget,
+        cost_budget=run.cost_budget,
         usage=Usage(input_tokens=run.input_tokens, output_tokens=run.output_tokens),
+        cost_usd=run.cost_usd,
         cancel_requested=run.cancel_requested,
         created_at=run.created_at,
         started_at=run.started_at,
@@ -263,6 +347,23 @@ def step_view(step: Step) -> StepView:
             finish_reason=step.finish_reason.value if step.finish_reason else None,
             attempts=step.attempts,
             error=step.error,
+            error_type=step.error_type,
+            cost_usd=step.cost_usd,
+            request=None
+            if step.prompt is None
+            else LLMRequestView(
+                message_count=step.prompt.message_count,
+                tools_digest=step.prompt.tools_digest,
+                provider=step.prompt.provider,
+                model=step.prompt.model,
+                parameters=step.prompt.parameters,
+                payloads=step.prompt.payloads,
+            ),
+            response=LLMResponseMetaView(
+                id=step.response_id, model=step.response_model, finish_reason=step.provider_finish_reason
+            )
+            if step.response_id or step.response_model or step.provider_finish_reason
+            else None,
         )
     result = step.result
     return StepView(
@@ -277,6 +378,37 @@ def step_view(step: Step) -> StepView:
         arguments=step.arguments,
         result=ToolResultView(ok=result.ok, output=result.output, error=result.error, truncated=result.truncated),
     )
+
+
+def message_view(message: Message) -> MessageView:
+    """The wire view of a message."""
+    calls = [ToolCallView(id=c.id, name=c.name, arguments=c.arguments) for c in message.tool_calls]
+    return MessageView(
+        role=message.role,
+        content=message.content,
+        tool_calls=calls or None,
+        tool_call_id=message.tool_call_id,
+        name=message.name,
+    )
+
+
+def trace_view(run: Run, steps: list[Step], prompts: RunPrompts | None = None) -> TraceView:
+    """The wire view of a trace, with what the LLM calls sent when `prompts` is given."""
+    view = TraceView(
+        run_id=run.id,
+        status=run.status.value,
+        steps=[step_view(step) for step in steps],
+        agent=run.agent,
+        agent_version=run.agent_version,
+    )
+    view.cost_usd = run.cost_usd
+    if prompts is not None:
+        view.messages = [
+            StoredMessageView(seq=stored.seq, digest=stored.digest, message=message_view(stored.message))
+            for stored in prompts.messages
+        ]
+        view.tool_sets = {digest: [tool_view(s) for s in schemas] for digest, schemas in prompts.tool_sets.items()}
+    return view
 
 
 def tool_view(schema: ToolSchema) -> ToolView:

@@ -1,12 +1,15 @@
-"""Request ids and access logs."""
+"""Request ids, access logs, and the caller's trace context."""
 
 import re
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 
 import structlog
 from litestar.enums import ScopeType
 from litestar.types import ASGIApp, Message, Receive, Scope, Send
+
+from agentkit.application.ports.trace_context import TraceContext
 
 logger = structlog.get_logger("agentkit.access")
 _VALID_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
@@ -48,5 +51,37 @@ def request_context(app: ASGIApp) -> ASGIApp:
                 duration_ms=round((time.perf_counter() - started) * 1000, 2),
             )
             structlog.contextvars.reset_contextvars(**tokens)
+
+    return middleware
+
+
+def trace_context(app: ASGIApp, context: Callable[[], Awaitable[TraceContext]]) -> ASGIApp:
+    """Handle a request that carries a W3C `traceparent` inside the trace it names.
+
+    A run accepted by such a request joins the caller's trace. Requests without one pass straight
+    through; `context` (the container's TraceContext) is looked up once, at the first that has one.
+    """
+    found: list[TraceContext] = []
+
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != ScopeType.HTTP:
+            await app(scope, receive, send)
+            return
+        traceparent = tracestate = None
+        for key, value in scope["headers"]:
+            if key == b"traceparent":
+                traceparent = value.decode("latin-1")
+            elif key == b"tracestate":
+                tracestate = value.decode("latin-1")
+        if traceparent is None:
+            await app(scope, receive, send)
+            return
+        if not found:
+            found.append(await context())
+        token = found[0].enter(traceparent, tracestate)
+        try:
+            await app(scope, receive, send)
+        finally:
+            found[0].leave(token)
 
     return middleware

@@ -13,12 +13,15 @@ from litestar.openapi.datastructures import ResponseSpec
 
 from agentkit.application.errors import (
     ApplicationError,
+    CursorNotFound,
     IdempotencyConflict,
     IdempotencyMismatch,
+    InvalidListing,
     Overloaded,
     RateLimited,
     RunConflict,
     RunNotFound,
+    SessionNotFound,
     ShuttingDown,
     StoreUnavailable,
     UnknownAgent,
@@ -65,6 +68,9 @@ class RequestRejected(Exception):
 
 _BY_ERROR: list[tuple[type[Exception], int, str]] = [
     (RunNotFound, 404, "Run not found"),
+    (SessionNotFound, 404, "Session not found"),
+    (CursorNotFound, 404, "Page not found"),
+    (InvalidListing, 422, "Invalid listing"),
     (RunConflict, 409, "Run conflict"),
     (IllegalTransition, 409, "Run conflict"),
     (IdempotencyConflict, 409, "Request in progress"),
@@ -215,15 +221,16 @@ def _too_large(request: Request[Any, Any, Any]) -> str:
 _DESCRIPTIONS = {
     400: "Malformed request: JSON that does not parse, nests too deep, or a missing body",
     401: "Missing or unknown API key",
-    404: "No such run for this API key",
+    404: "No such run, session or page (a cursor this API did not give) for this API key",
     409: "The run's state does not allow it, or the same Idempotency-Key is still being accepted",
     413: "Request body larger than MAX_BODY_BYTES",
     415: "The body is not application/json",
     422: (
         "The request does not validate (the detail names the field, `code` is `validation_error`, "
         "`invalid_goal` or `invalid_output_schema`), names an agent that is not configured (`code` is "
-        "`unknown_agent`), or the Idempotency-Key was used before with a different body "
-        "(`code` is `idempotency_key_reused`)"
+        "`unknown_agent`), the Idempotency-Key was used before with a different body "
+        "(`code` is `idempotency_key_reused`), or a listing's time filter has no time zone "
+        "(`code` is `invalid_listing`)"
     ),
     429: "Rate limit reached, or too many failed API keys from this address; see Retry-After",
     503: (

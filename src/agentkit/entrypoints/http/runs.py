@@ -1,8 +1,10 @@
 """/v1/runs: create, read, trace and cancel runs. Controllers only translate wire to use-case and back."""
 
 import hashlib
+import urllib.parse
 import uuid
-from typing import Annotated, Any
+from datetime import datetime
+from typing import Annotated, Any, Literal
 
 import msgspec
 from dishka.integrations.litestar import FromDishka, inject
@@ -12,17 +14,28 @@ from litestar.enums import RequestEncodingType
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import BodyKwarg, HeaderParameter, PathParameter, QueryParameter
 
-from agentkit.application.errors import RunNotFound
+from agentkit.application.errors import InvalidListing, RunNotFound
 from agentkit.application.runs.cancel_run import CancelRun
 from agentkit.application.runs.create_run import CreateRunInput
+from agentkit.application.runs.list_runs import DEFAULT_PAGE, MAX_PAGE, ListRuns, ListRunsInput
 from agentkit.application.runs.queries import GetTrace
 from agentkit.application.runs.submit_run import SubmitRun
 from agentkit.application.runs.wait_for_run import WaitForRun
 from agentkit.domain.ids import OwnerId, RunId, SessionId
-from agentkit.domain.run import Run
+from agentkit.domain.run import Run, RunStatus
 from agentkit.entrypoints.http.body import MAX_JSON_DEPTH, RunCreateDTO, check_body
 from agentkit.entrypoints.http.config import ApiConfig
-from agentkit.entrypoints.http.dto import RunCreate, RunView, TraceView, run_create_type, run_view, step_view
+from agentkit.entrypoints.http.dto import (
+    RunCreate,
+    RunListView,
+    RunView,
+    StatusText,
+    TraceView,
+    run_create_type,
+    run_view,
+    trace_view,
+)
+from agentkit.entrypoints.http.options import options_for
 from agentkit.entrypoints.http.problems import problem_responses
 
 RETRY_AFTER_S = "1"
@@ -55,6 +68,41 @@ RunCreateBody = Annotated[
     RunCreate, BodyKwarg(media_type=RequestEncodingType.JSON, schema_extra={"additional_properties": False})
 ]
 Owner = NamedDependency[OwnerId]
+Include = Annotated[
+    list[Literal["prompts"]] | None,
+    QueryParameter(description="`prompts`: also every message and tool set the run's LLM calls sent."),
+]
+Statuses = Annotated[
+    list[StatusText] | None,
+    QueryParameter(description="Only runs in these statuses (repeat the parameter for several)."),
+]
+SessionFilter = Annotated[
+    str | None,
+    QueryParameter(
+        min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$", description="Only this session's runs."
+    ),
+]
+# Strings parsed here: Litestar's own datetime parameter also takes `0.5` (a timestamp), which the
+# document's date-time format does not allow.
+CreatedBefore = Annotated[
+    str | None,
+    QueryParameter(
+        description="Only runs created before this time (RFC 3339 with a time zone).",
+        schema_extra={"format": "date-time"},
+    ),
+]
+CreatedAfter = Annotated[
+    str | None,
+    QueryParameter(
+        description="Only runs created at or after this time (RFC 3339 with a time zone).",
+        schema_extra={"format": "date-time"},
+    ),
+]
+Limit = Annotated[int, QueryParameter(ge=1, le=MAX_PAGE, description="Runs per page.")]
+Cursor = Annotated[
+    str | None,
+    QueryParameter(min_length=1, max_length=200, description="Continue after the page that gave this `next_cursor`."),
+]
 
 
 def runs_controller(config: ApiConfig) -> type["RunsController"]:
@@ -70,6 +118,7 @@ class RunsController(Controller):
     tags = ["runs"]  # noqa: RUF012 - Litestar reads it as a class attribute
     dto = RunCreateDTO
     return_dto = None
+    allowed = options_for("/", "GET", "POST")
 
     @post(
         "/",
@@ -108,6 +157,7 @@ class RunsController(Controller):
                 output_schema=data.output_schema,
                 max_steps=data.max_steps,
                 token_budget=data.token_budget,
+                cost_budget=data.cost_budget,
                 idempotency_key=idempotency_key,
                 request_fingerprint=_fingerprint(data) if idempotency_key else None,
                 agent=data.agent,
@@ -122,6 +172,53 @@ class RunsController(Controller):
         return _run_response(result.run, headers, created=True)
 
     @get(
+        "/",
+        summary="List the key's runs",
+        description=(
+            "Newest first, by creation time. Keyset pagination: follow `next` (or pass `next_cursor` as "
+            "`cursor`) until it is null; runs created meanwhile never shift a page, so none is repeated or "
+            "skipped. Another key's runs are never listed; a cursor this API did not give is a 404."
+        ),
+        responses=problem_responses(401, 404, 422, 503),
+    )
+    @inject
+    async def list_runs(
+        self,
+        owner: Owner,
+        lister: FromDishka[ListRuns],
+        status: Statuses = None,
+        session_id: SessionFilter = None,
+        created_before: CreatedBefore = None,
+        created_after: CreatedAfter = None,
+        limit: Limit = DEFAULT_PAGE,
+        cursor: Cursor = None,
+    ) -> RunListView:
+        """A page of runs."""
+        page = await lister.execute(
+            ListRunsInput(
+                owner=owner,
+                statuses=frozenset(RunStatus(value) for value in status or ()),
+                session_id=SessionId(session_id) if session_id else None,
+                created_before=_moment(created_before, "created_before"),
+                created_after=_moment(created_after, "created_after"),
+                limit=limit,
+                cursor=cursor,
+            )
+        )
+        next_link = None
+        if page.next_cursor is not None:
+            query: list[tuple[str, str]] = [("status", value) for value in status or ()]
+            if session_id:
+                query.append(("session_id", session_id))
+            if created_before:
+                query.append(("created_before", created_before))
+            if created_after:
+                query.append(("created_after", created_after))
+            query += [("limit", str(limit)), ("cursor", page.next_cursor)]
+            next_link = "/v1/runs?" + urllib.parse.urlencode(query)
+        return RunListView(runs=[run_view(run) for run in page.runs], next_cursor=page.next_cursor, next=next_link)
+
+    @get(
         "/{run_id:str}",
         summary="Read a run",
         description="`?wait=N` long-polls until the run ends.",
@@ -134,18 +231,27 @@ class RunsController(Controller):
         """Read a run, optionally waiting for it to end."""
         return run_view(await waiter.execute(_run_id(run_id), owner, wait_s=wait))
 
-    @get("/{run_id:str}/trace", summary="Read a run's trace", responses=problem_responses(401, 404, 503))
+    @get(
+        "/{run_id:str}/trace",
+        summary="Read a run's trace",
+        description=(
+            "Every LLM call and tool call, in order, with tokens, cost, latency, retries and errors. "
+            "`?include=prompts` adds what the LLM calls sent: each message once (`messages`) and each "
+            "tool set once (`tool_sets`); LLM step N sent the first `request.message_count` messages "
+            "and the tool set `request.tools_digest`."
+        ),
+        responses=problem_responses(401, 404, 422, 503),
+    )
     @inject
-    async def trace(self, run_id: RunIdPath, owner: Owner, get_trace: FromDishka[GetTrace]) -> TraceView:
+    async def trace(
+        self, run_id: RunIdPath, owner: Owner, get_trace: FromDishka[GetTrace], include: Include = None
+    ) -> TraceView:
         """Every LLM call and tool call of the run, in order."""
+        if include and "prompts" in include:
+            run, steps, prompts = await get_trace.with_prompts(_run_id(run_id), owner)
+            return trace_view(run, steps, prompts)
         run, steps = await get_trace.execute(_run_id(run_id), owner)
-        return TraceView(
-            run_id=run.id,
-            status=run.status.value,
-            steps=[step_view(step) for step in steps],
-            agent=run.agent,
-            agent_version=run.agent_version,
-        )
+        return trace_view(run, steps)
 
     @post(
         "/{run_id:str}/cancel",
@@ -168,6 +274,19 @@ def _run_id(raw: str) -> RunId:
         return RunId(str(uuid.UUID(raw)))
     except ValueError:
         raise RunNotFound(f"no run with id {raw[:100]!r}") from None
+
+
+def _moment(raw: str | None, name: str) -> datetime | None:
+    """An RFC 3339 time with its zone (a naive time would be read in whatever zone the server is in)."""
+    if raw is None:
+        return None
+    try:
+        moment = msgspec.convert(raw, datetime)
+    except msgspec.ValidationError:
+        moment = None
+    if moment is None or moment.tzinfo is None:
+        raise InvalidListing(f"{name} must be an RFC 3339 time with a time zone, such as 2026-12-01T00:00:00Z")
+    return moment
 
 
 def _run_response(run: Run, headers: dict[str, str], *, created: bool) -> Response[RunView]:

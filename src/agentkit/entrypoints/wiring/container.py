@@ -5,6 +5,7 @@ from dishka import AsyncContainer, Provider, make_async_container
 from agentkit.entrypoints.wiring.providers.agents import AgentsProvider
 from agentkit.entrypoints.wiring.providers.core import CoreProvider, ObserversProvider
 from agentkit.entrypoints.wiring.providers.health import HealthProvider
+from agentkit.entrypoints.wiring.providers.observability import ObservabilityProvider
 from agentkit.entrypoints.wiring.providers.scheduling import QueueProvider, scheduling_for
 from agentkit.entrypoints.wiring.providers.state import StateProvider
 from agentkit.entrypoints.wiring.providers.tools import ToolsProvider
@@ -29,6 +30,7 @@ def make_container(settings: Settings, *overrides: Provider, endpoints: StateEnd
         scheduling_for(settings),
         AgentsProvider(),
         ObserversProvider(),
+        ObservabilityProvider(),
         *overrides,
         context={Settings: settings, StateEndpoints: endpoints},
     )

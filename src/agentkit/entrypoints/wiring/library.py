@@ -51,6 +51,7 @@ def library_container(
         tool_timeout_s=tool_timeout_s,
         run_token_budget=token_budget,
         max_goal_chars=LIBRARY_MAX_GOAL_CHARS,
+        metrics_enabled=False,  # no /metrics to serve them
     )
     config = AgentConfig(
         system_prompt=system_prompt,

@@ -11,6 +11,7 @@ from dishka import AsyncContainer
 from dishka.integrations.litestar import LitestarProvider
 from litestar import Litestar
 
+from agentkit.adapters.metrics import PrometheusMetrics, serve_metrics
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.entrypoints.http import ApiConfig, create_app
@@ -18,7 +19,7 @@ from agentkit.entrypoints.wiring.container import make_container
 from agentkit.entrypoints.wiring.logging import configure_logging
 from agentkit.entrypoints.wiring.providers.agents import mcp_servers_listed
 from agentkit.entrypoints.wiring.providers.core import BuiltLLMProvider, api_config_of
-from agentkit.entrypoints.wiring.settings import Settings
+from agentkit.entrypoints.wiring.settings import Settings, metrics_address
 from agentkit.entrypoints.wiring.startup import started_state
 
 logger = structlog.get_logger(__name__)
@@ -82,6 +83,7 @@ async def serve_http(settings: Settings, llm: LLMClient | None) -> None:
             scheduler = await container.get(RunScheduler)
             app = await build_http_app(container)
             await mcp_servers_listed(container, settings.agents.mcp_connect_timeout_s)
+            stop_metrics = await start_metrics_listener(container, settings)
         except BaseException:
             await container.close()
             raise
@@ -100,9 +102,21 @@ async def serve_http(settings: Settings, llm: LLMClient | None) -> None:
             await server.serve()  # the app's lifespan closes the container when it stops
         finally:
             gc.unfreeze()
+            stop_metrics()
     # the servers are stopped: now the signal may end the process, with the status it means
     for sig in reversed(server.stop_signals):
         signal.raise_signal(sig)
+
+
+async def start_metrics_listener(container: AsyncContainer, settings: Settings) -> Callable[[], None]:
+    """With METRICS_BIND set (and metrics on), /metrics on a listener of its own; return its stop function."""
+    address = metrics_address(settings)
+    metrics = await container.get(PrometheusMetrics | None)
+    if address is None or metrics is None:
+        return lambda: None
+    port, stop = serve_metrics(metrics, *address)
+    logger.info("metrics_listening", url=f"http://{address[0]}:{port}/metrics")
+    return stop
 
 
 async def build_http_app(container: AsyncContainer) -> Litestar:

@@ -139,6 +139,25 @@ class AgentSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     mcp_ping_interval_s: PositiveFloat = 5.0
 
 
+class ObservabilitySettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
+    """What the trace stores of each prompt, the metrics endpoint, and OpenTelemetry export."""
+
+    # Off: prompts are stored without their content (roles, tool names, ids and digests only), and
+    # tool steps without their arguments. Secrets (keys, passwords) are never stored either way.
+    trace_payloads: bool = True
+    # Keys whose values are stored as "[redacted]" wherever they appear in tool-call arguments.
+    trace_redact_fields: tuple[str, ...] = ()
+    metrics_enabled: bool = True
+    # host:port of a listener of its own for /metrics (no API key there: bind it where only the
+    # scraper reaches). Unset: /metrics is served by the API, behind the API key.
+    metrics_bind: str | None = None
+    # An OTLP/HTTP endpoint (`http://collector:4318`): spans of every run go there (needs agentkit[otel]).
+    otel_exporter_otlp_endpoint: str | None = None
+    otel_service_name: str = "agentkit"
+    # Costs from genai-prices' table; off: every cost is unknown (null).
+    llm_prices_enabled: bool = True
+
+
 class LoggingSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     """How the process logs."""
 
@@ -155,6 +174,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     http: HttpSettings = HttpSettings()
     tools: ToolSettings = ToolSettings()
     agents: AgentSettings = AgentSettings()
+    observability: ObservabilitySettings = ObservabilitySettings()
     logging: LoggingSettings = LoggingSettings()
 
 
@@ -165,7 +185,7 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
 _VARIABLES: dict[str, str] = {
     field.encode_name: section for section, kind in _SECTIONS.items() for field in msgspec.structs.fields(kind)
 }
-_LIST_FIELDS = frozenset({"API_KEYS", "AGENTKIT_TOOL_MODULES", "FORWARDED_ALLOW_IPS"})
+_LIST_FIELDS = frozenset({"API_KEYS", "AGENTKIT_TOOL_MODULES", "FORWARDED_ALLOW_IPS", "TRACE_REDACT_FIELDS"})
 
 
 def load_settings(environ: Mapping[str, str], **overrides: Any) -> Settings:
@@ -209,6 +229,21 @@ def runs_in_flight_cap(settings: Settings) -> int:
     if settings.loop.max_runs_in_flight is not None:
         return settings.loop.max_runs_in_flight
     return settings.state.database_pool_size + settings.state.database_max_overflow
+
+
+def metrics_address(settings: Settings) -> tuple[str, int] | None:
+    """METRICS_BIND as (host, port), or None when /metrics is served by the API.
+
+    Raises:
+        ConfigurationError: not `host:port`.
+    """
+    bind = settings.observability.metrics_bind
+    if bind is None:
+        return None
+    host, _, port = bind.rpartition(":")
+    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:  # 0: any free port
+        raise ConfigurationError(f"METRICS_BIND: expected host:port, got {bind!r}")
+    return host.strip("[]"), int(port)
 
 
 def _split(value: str) -> tuple[str, ...]:

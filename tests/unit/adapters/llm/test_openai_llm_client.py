@@ -39,6 +39,10 @@ async def test_plain_text_and_the_request_the_sdk_sent() -> None:
         text="Paris is the capital of France.",
         usage=Usage(input_tokens=24, output_tokens=8),
         finish_reason=FinishReason.STOP,
+        # the provider's own metadata, kept for the trace
+        response_id="chatcmpl-CJ1text",
+        response_model="gpt-4.1-mini-2025-04-14",
+        provider_finish_reason="stop",
     )
     (request,) = transport.requests
     assert (request.method, str(request.url)) == ("POST", "https://api.openai.com/v1/chat/completions")

@@ -9,11 +9,15 @@ from agentkit.adapters.llm.factory import build_llm_client
 from agentkit.adapters.scheduling import Recovery
 from agentkit.adapters.system import SystemClock, UuidIdGenerator
 from agentkit.application.agent import AgentConfig, AgentLoop
+from agentkit.application.agent.prompts import PromptPolicy
 from agentkit.application.agents.catalog import AgentCatalog
 from agentkit.application.agents.queries import AgentTools, ListAgents
+from agentkit.application.observation import ObserverStepSink, RunObservers
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.id_generator import IdGenerator
 from agentkit.application.ports.llm_client import LLMClient
+from agentkit.application.ports.price_table import PriceTable
+from agentkit.application.ports.prompt_reader import PromptReader
 from agentkit.application.ports.rate_limiter import RateLimiter
 from agentkit.application.ports.run_admission import RunAdmission
 from agentkit.application.ports.run_events import RunEvents
@@ -24,15 +28,17 @@ from agentkit.application.ports.trace_sink import TraceReader, TraceSink
 from agentkit.application.runs.cancel_run import CancelRun
 from agentkit.application.runs.chat import ChatTurn
 from agentkit.application.runs.create_run import CreateRun
+from agentkit.application.runs.list_runs import ListRuns
 from agentkit.application.runs.prune import PruneOldRuns
 from agentkit.application.runs.queries import GetRun, GetTrace
 from agentkit.application.runs.run_agent import RunAgent
 from agentkit.application.runs.submit_run import SubmitRun
 from agentkit.application.runs.wait_for_run import WaitForRun
+from agentkit.application.sessions.manage import DeleteSession, GetSession
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.entrypoints.http.config import ApiConfig
 from agentkit.entrypoints.wiring.providers.agents import agent_names_of
-from agentkit.entrypoints.wiring.settings import Settings
+from agentkit.entrypoints.wiring.settings import Settings, metrics_address
 
 StepObservers = NewType("StepObservers", tuple[TraceSink, ...])
 
@@ -47,6 +53,7 @@ def api_config_of(settings: Settings) -> ApiConfig:
         max_goal_chars=settings.loop.max_goal_chars,
         response_timeout_s=settings.http.response_timeout_s,
         shutdown_grace_s=settings.loop.shutdown_grace_s,
+        metrics_route=settings.observability.metrics_enabled and metrics_address(settings) is None,
     )
 
 
@@ -103,8 +110,13 @@ class CoreProvider(Provider):
         config: AgentConfig,
         observers: StepObservers,
         agents: AgentCatalog,
+        run_observers: RunObservers,
+        prompt_policy: PromptPolicy,
+        prices: PriceTable | None,
     ) -> AgentLoop:
-        """The agent loop with its observers (the CLI's live output); each run with its agent's model and tools."""
+        """The agent loop with its observers (the CLI's live output, metrics and tracing), prompt policy and
+        prices; each run with its agent's model and tools."""
+        sinks = (*observers, ObserverStepSink(run_observers)) if run_observers.observers else observers
         return AgentLoop(
             llm=llm,
             tools=registry,
@@ -114,8 +126,10 @@ class CoreProvider(Provider):
             sessions=sessions,
             clock=clock,
             config=config,
-            observers=observers,
+            observers=sinks,
             agents=agents,
+            prompt_policy=prompt_policy,
+            prices=prices,
         )
 
     @provide(scope=Scope.APP)
@@ -171,9 +185,9 @@ class CoreProvider(Provider):
         return WaitForRun(runs=runs, events=events, scheduler=scheduler, clock=clock)
 
     @provide(scope=Scope.REQUEST)
-    def get_trace(self, runs: RunRepository, trace: TraceReader) -> GetTrace:
+    def get_trace(self, runs: RunRepository, trace: TraceReader, prompts: PromptReader) -> GetTrace:
         """The GetTrace use-case."""
-        return GetTrace(runs=runs, trace=trace)
+        return GetTrace(runs=runs, trace=trace, prompts=prompts)
 
     run_agent = provide(RunAgent, scope=Scope.REQUEST)
     chat_turn = provide(ChatTurn, scope=Scope.REQUEST)
@@ -181,6 +195,9 @@ class CoreProvider(Provider):
     agent_tools = provide(AgentTools, scope=Scope.REQUEST)
     cancel_run = provide(CancelRun, scope=Scope.REQUEST)
     get_run = provide(GetRun, scope=Scope.REQUEST)
+    list_runs = provide(ListRuns, scope=Scope.REQUEST)
+    get_session = provide(GetSession, scope=Scope.REQUEST)
+    delete_session = provide(DeleteSession, scope=Scope.REQUEST)
     prune_runs = provide(PruneOldRuns, scope=Scope.REQUEST)
 
 

@@ -15,16 +15,25 @@ from agentkit.adapters.fallback_rate_limiter import FallbackRateLimiter
 from agentkit.adapters.memory import (
     InMemoryRateLimiter,
     InMemoryRunEvents,
+    InMemoryRunListing,
     InMemoryRunRepository,
     InMemorySessionStore,
     InMemoryTraceSink,
 )
-from agentkit.adapters.postgres import AlembicSchemaMigrator, SqlaRunRepository, SqlaTraceSink, create_engine
+from agentkit.adapters.postgres import (
+    AlembicSchemaMigrator,
+    SqlaRunListing,
+    SqlaRunRepository,
+    SqlaTraceSink,
+    create_engine,
+)
 from agentkit.adapters.redis import RedisRateLimiter, RedisRunEvents, RedisSessionStore, create_redis
 from agentkit.application.errors import ConfigurationError
 from agentkit.application.ports.clock import Clock
+from agentkit.application.ports.prompt_reader import PromptReader
 from agentkit.application.ports.rate_limiter import RateLimiter
 from agentkit.application.ports.run_events import RunEvents
+from agentkit.application.ports.run_listing import RunListing
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.schema_migrator import SchemaMigrator
 from agentkit.application.ports.session_store import SessionStore
@@ -41,7 +50,8 @@ class StateConnections(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class StateProvider(Provider):
-    """Binds RunRepository, TraceSink, TraceReader, SessionStore, RateLimiter, RunEvents and SchemaMigrator."""
+    """Binds RunRepository, RunListing, TraceSink, TraceReader, PromptReader, SessionStore, RateLimiter,
+    RunEvents and SchemaMigrator."""
 
     scope = Scope.APP
     endpoints = from_context(provides=StateEndpoints, scope=Scope.APP)
@@ -77,11 +87,21 @@ class StateProvider(Provider):
                 await engine.dispose()
 
     @provide
-    def runs(self, conns: StateConnections) -> RunRepository:
-        """Runs in Postgres, or in memory."""
-        return InMemoryRunRepository() if conns.engine is None else SqlaRunRepository(conns.engine)
+    def memory_runs(self) -> InMemoryRunRepository:
+        """The runs of state in memory (the repository and its listing share them)."""
+        return InMemoryRunRepository()
 
-    @provide(provides=AnyOf[TraceSink, TraceReader])
+    @provide
+    def runs(self, conns: StateConnections, memory: InMemoryRunRepository) -> RunRepository:
+        """Runs in Postgres, or in memory."""
+        return memory if conns.engine is None else SqlaRunRepository(conns.engine)
+
+    @provide
+    def run_listing(self, conns: StateConnections, memory: InMemoryRunRepository) -> RunListing:
+        """Pages of runs, from where the runs are."""
+        return InMemoryRunListing(memory) if conns.engine is None else SqlaRunListing(conns.engine)
+
+    @provide(provides=AnyOf[TraceSink, TraceReader, PromptReader])
     async def trace(
         self, conns: StateConnections, settings: Settings
     ) -> AsyncIterator[SqlaTraceSink | InMemoryTraceSink]:

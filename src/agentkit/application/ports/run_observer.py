@@ -1,0 +1,24 @@
+"""The RunObserver port: metrics and tracing see every run's status changes and steps."""
+
+from abc import abstractmethod
+from typing import Protocol
+
+from agentkit.domain.run import Run
+from agentkit.domain.steps import Step
+
+
+class RunObserver(Protocol):
+    """Sees runs change and steps happen (Prometheus metrics, OpenTelemetry spans).
+
+    Both calls come on the event loop from the run's own path, after the change was stored: they
+    must be quick, never block and never raise (the callers log and drop what escapes). With no
+    observer configured nothing calls them at all.
+    """
+
+    @abstractmethod
+    def on_run(self, run: Run) -> None:
+        """A run was stored in this version: accepted, started, ended (or saved again unchanged)."""
+
+    @abstractmethod
+    def on_step(self, step: Step) -> None:
+        """A step of a running run was recorded."""

@@ -1,0 +1,1 @@
+"""Sessions: read the history a next run will see, and forget it."""

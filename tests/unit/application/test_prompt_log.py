@@ -1,0 +1,108 @@
+"""PromptLog: each message stored once per run, each LLM call a reference to the prefix it sent."""
+
+from datetime import UTC, datetime
+
+import msgspec
+
+from agentkit.application.agent.prompts import PromptLog, PromptPolicy, digest_of, stored_step
+from agentkit.domain.ids import RunId, ToolCallId
+from agentkit.domain.messages import Message, ToolCall
+from agentkit.domain.steps import LLMStep, ToolStep
+from agentkit.domain.tools import ToolResult, ToolSchema
+
+T0 = datetime(2026, 12, 1, tzinfo=UTC)
+ADD = ToolSchema(name="add", description="Add.", parameters={"type": "object", "properties": {}})
+SYSTEM = Message(role="system", content="be brief")
+GOAL = Message(role="user", content="2+3")
+CALL = Message(
+    role="assistant", tool_calls=(ToolCall(id=ToolCallId("c1"), name="login", arguments={"password": "p4ss"}),)
+)
+RESULT = Message(role="tool", content="5", tool_call_id=ToolCallId("c1"), name="add")
+
+
+def test_each_call_stores_only_the_messages_no_call_sent_before() -> None:
+    log = PromptLog(PromptPolicy())
+
+    first, first_new = log.sent([SYSTEM, GOAL], [ADD], provider="openai", model="m", parameters={"temperature": 0})
+    second, second_new = log.sent([SYSTEM, GOAL, CALL, RESULT], [ADD])
+
+    assert (first.message_count, second.message_count) == (2, 4)
+    assert [m.seq for m in first_new.messages] == [1, 2]
+    assert [m.seq for m in second_new.messages] == [3, 4]
+    assert [m.message for m in (*first_new.messages, *second_new.messages)] == [SYSTEM, GOAL, CALL, RESULT]
+    assert first.tools_digest == second.tools_digest == digest_of([ADD])
+    assert first_new.tool_set is not None
+    assert first_new.tool_set.schemas == (ADD,)
+    assert second_new.tool_set is None  # the same tool set is stored once
+    assert (first.provider, first.model, first.parameters) == ("openai", "m", {"temperature": 0})
+
+
+def test_a_new_tool_set_is_stored_when_it_changes_and_no_tools_is_no_set() -> None:
+    log = PromptLog(PromptPolicy())
+    log.sent([SYSTEM], [ADD])
+    extra = ToolSchema(name="final_result", description="Done.", parameters={})
+
+    changed, changed_new = log.sent([SYSTEM, GOAL], [ADD, extra])
+    none, none_new = log.sent([SYSTEM, GOAL, RESULT], [])
+
+    assert changed_new.tool_set is not None
+    assert changed_new.tool_set.digest == changed.tools_digest
+    assert (none.tools_digest, none_new.tool_set) == (None, None)
+
+
+def test_digests_are_of_what_was_sent_and_redaction_changes_only_what_is_stored() -> None:
+    policy = PromptPolicy(redact_fields=frozenset({"password"}), secrets=("sk-secret-value", "abc"))
+    log = PromptLog(policy)
+    goal = Message(role="user", content="use sk-secret-value, abc is fine")
+
+    _, new = log.sent([SYSTEM, goal, CALL], [])
+
+    stored_goal, stored_call = new.messages[1], new.messages[2]
+    assert stored_goal.message.content == "use [redacted], abc is fine"  # secrets under 6 characters are left alone
+    assert stored_goal.digest == digest_of(goal)
+    assert stored_call.message.tool_calls[0].arguments == {"password": "[redacted]"}
+    assert stored_call.digest == digest_of(CALL)
+
+
+def test_without_payloads_messages_keep_roles_ids_and_names_only() -> None:
+    log = PromptLog(PromptPolicy(payloads=False))
+
+    ref, new = log.sent([SYSTEM, GOAL, CALL, RESULT], [])
+
+    assert ref.payloads is False
+    assert [m.message for m in new.messages] == [
+        Message(role="system"),
+        Message(role="user"),
+        Message(role="assistant", tool_calls=(ToolCall(id=ToolCallId("c1"), name="login"),)),
+        Message(role="tool", tool_call_id=ToolCallId("c1"), name="add"),
+    ]
+
+
+def test_stored_steps_lose_secrets_and_redacted_fields() -> None:
+    policy = PromptPolicy(redact_fields=frozenset({"password"}), secrets=("sk-secret-value",))
+    llm = LLMStep(
+        run_id=RunId("r"),
+        step_no=1,
+        created_at=T0,
+        latency_ms=1,
+        text="the key is sk-secret-value",
+        tool_calls=CALL.tool_calls,
+    )
+    tool = ToolStep(
+        run_id=RunId("r"),
+        step_no=2,
+        created_at=T0,
+        latency_ms=1,
+        call_id=ToolCallId("c1"),
+        tool_name="login",
+        arguments={"password": "p4ss", "user": "sk-secret-value"},
+        result=ToolResult(ok=False, output="sk-secret-value", error="bad sk-secret-value"),
+    )
+
+    stored_llm = stored_step(llm, policy)
+    stored_tool = stored_step(tool, policy)
+
+    assert "sk-secret-value" not in msgspec.json.encode([stored_llm, stored_tool]).decode()
+    assert "p4ss" not in msgspec.json.encode([stored_llm, stored_tool]).decode()
+    assert isinstance(stored_tool, ToolStep)
+    assert stored_tool.arguments == {"password": "[redacted]", "user": "[redacted]"}
