@@ -35,7 +35,7 @@ def test_tools_lists_the_mcp_servers_tools(capsys: pytest.CaptureFixture[str]) -
     assert main(["tools", "--agent", "loud", "--json"]) == 0
     loud = json.loads(capsys.readouterr().out)
 
-    assert "from the MCP server 'notes':\nnotes_shout(text)\n    Say the text in capitals." in listing
+    assert "from the MCP server 'notes':\nnotes_shout: Say the text in capitals." in listing
     assert [tool["name"] for tool in loud] == ["notes_shout", "notes_word_count", "notes_hold", "notes_server_pid"]
 
 

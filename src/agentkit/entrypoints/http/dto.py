@@ -292,8 +292,8 @@ class TraceView(msgspec.Struct, kw_only=True, omit_defaults=True):
     run_id: str
     status: StatusText
     steps: list[StepView]
-    agent: str = "default"
-    agent_version: str | None = None
+    agent: str
+    agent_version: str | None
     cost_usd: float | None = None
     messages: list[StoredMessageView] | None = None
     tool_sets: dict[str, list[ToolView]] | None = None
