@@ -18,7 +18,7 @@ from agentkit.entrypoints.wiring.settings import variables
 
 ROOT = Path(__file__).parents[2]
 SETTINGS = set(variables())
-AGENTKIT_SERVICES = {"setup", "api"}
+AGENTKIT_SERVICES = {"setup", "api", "worker"}
 
 
 def load_yaml(name: str) -> dict[str, Any]:
@@ -77,7 +77,17 @@ def test_the_api_starts_after_healthy_servers_and_a_finished_setup() -> None:
 
     assert services["setup"]["depends_on"]["postgres"] == {"condition": "service_healthy"}
     assert services["api"]["depends_on"]["setup"] == {"condition": "service_completed_successfully"}
+    assert services["worker"]["depends_on"]["setup"] == {"condition": "service_completed_successfully"}
     assert "healthcheck" in services["postgres"]
+
+
+def test_the_stack_runs_queue_mode_with_a_worker_on_the_same_state() -> None:
+    services = load_yaml("compose.yml")["services"]
+
+    assert services["api"]["environment"]["RUN_MODE"] == services["worker"]["environment"]["RUN_MODE"] == "queue"
+    assert services["worker"]["command"] == ["agentkit", "worker"]
+    assert services["worker"]["environment"]["DATABASE_URL"] == services["api"]["environment"]["DATABASE_URL"]
+    assert services["worker"]["environment"]["REDIS_URL"] == services["api"]["environment"]["REDIS_URL"]
     assert "healthcheck" in services["redis"]
 
 
