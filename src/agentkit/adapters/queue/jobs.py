@@ -56,5 +56,13 @@ class RunJobs:
 
     async def _enqueue(self, key: str, run: Run) -> object:
         return await self.queue.enqueue(
-            EXECUTE_RUN, key=key, run_id=run.id, timeout=self._job_timeout_s, retries=1, ttl=600
+            EXECUTE_RUN,
+            key=key,
+            run_id=run.id,
+            # (not `status`/`attempts`: those are SAQ's own Job fields)
+            run_attempt=run.attempt,
+            run_status=run.status.value,
+            timeout=self._job_timeout_s,
+            retries=1,
+            ttl=600,
         )

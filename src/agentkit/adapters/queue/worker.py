@@ -12,6 +12,7 @@ from agentkit.application.errors import StaleAttempt
 from agentkit.application.ports.run_events import RunEvents
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.domain.ids import RunId
+from agentkit.domain.run import RunStatus
 
 logger = structlog.get_logger(__name__)
 
@@ -75,13 +76,23 @@ class RunWorker:
         """Work until SIGTERM or SIGINT, then drain (see the class)."""
         await self.worker.start()
 
-    async def execute_run(self, ctx: Context, *, run_id: str) -> str:
-        """The job: execute (start or resume) the run; its outcome is stored by the loop."""
-        run = await self._runs.get(RunId(run_id))
-        if run is None or run.is_terminal:
-            return "nothing to do"
+    async def execute_run(
+        self, ctx: Context, *, run_id: str, run_attempt: int | None = None, run_status: str | None = None
+    ) -> str:
+        """The job: execute (start or resume) the run; its outcome is stored by the loop.
+
+        First a claim at the attempt the job was enqueued for (no read before it: the pickup is one
+        statement); a run that moved on since is read and taken as it now stands.
+        """
         try:
-            ended = await self._loop.run(run)
+            ended = None
+            if run_attempt is not None and run_status is not None:
+                ended = await self._loop.run_if_claimed(RunId(run_id), attempt=run_attempt, was=RunStatus(run_status))
+            if ended is None:
+                run = await self._runs.get(RunId(run_id))
+                if run is None or run.is_terminal:
+                    return "nothing to do"
+                ended = await self._loop.run(run)
         except StaleAttempt:
             return "taken by another executor"
         await self._events.publish_ended(ended)

@@ -32,6 +32,7 @@ class RunExecution:
     """
 
     __slots__ = (
+        "claimed_from",
         "context",
         "deps",
         "limits",
@@ -44,9 +45,11 @@ class RunExecution:
         "tools",
     )
 
-    def __init__(self, deps: LoopDeps, run: Run) -> None:
+    def __init__(self, deps: LoopDeps, run: Run, *, claimed_from: RunStatus | None = None) -> None:
         self.deps = deps
         self.run = run
+        # set when the caller already claimed the run (from this status): the start is stored
+        self.claimed_from = claimed_from
         self.recorder = StepRecorder(deps)
         self.tools: ToolRegistry = deps.tools
         self.system_prompt = deps.config.system_prompt
@@ -70,7 +73,7 @@ class RunExecution:
         """Execute the run to its end and store that; return the run as stored."""
         # every log line of the run, adapters' included, carries its run_id
         log_context = structlog.contextvars.bind_contextvars(run_id=self.run.id)
-        attempt_before = self.run.attempt
+        attempt_before = self.run.attempt if self.claimed_from is None else self.run.attempt - 1
         leases = self.deps.leases
         # held from the start: the lease stays renewed while a write is retried through an outage
         leases.hold(self.run.id)
@@ -100,8 +103,11 @@ class RunExecution:
     async def _execute(self) -> Run:
         """Claim the run and drive it to its outcome (not yet stored)."""
         config = self.deps.config
-        resuming = self.run.status is RunStatus.RUNNING
-        self.run = await store_start(self.deps, self.run)
+        if self.claimed_from is None:
+            resuming = self.run.status is RunStatus.RUNNING
+            self.run = await store_start(self.deps, self.run)
+        else:
+            resuming = self.claimed_from is RunStatus.RUNNING
         if resuming:
             logger.info("run_resumed", attempt=self.run.attempt)
         else:

@@ -2,6 +2,7 @@
 
 import asyncio
 from collections.abc import Coroutine, Sequence
+from datetime import timedelta
 from typing import Any
 
 from agentkit.application.agent.config import AgentConfig
@@ -9,6 +10,7 @@ from agentkit.application.agent.deps import AgentChooser, LoopDeps
 from agentkit.application.agent.execution import RunExecution
 from agentkit.application.agent.prompts import PromptPolicy
 from agentkit.application.backoff import Backoff, Sleep
+from agentkit.application.errors import StoreUnavailable
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.ports.price_table import PriceTable
@@ -17,7 +19,7 @@ from agentkit.application.ports.session_store import SessionStore
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.domain.ids import RunId
-from agentkit.domain.run import Run
+from agentkit.domain.run import Run, RunStatus
 
 
 class AgentLoop:
@@ -91,6 +93,26 @@ class AgentLoop:
     def request_cancel(self, run_id: RunId) -> None:
         """Tell a run executing here to cancel at its next step boundary."""
         self.deps.leases.mark_cancelled(run_id)
+
+    async def run_if_claimed(self, run_id: RunId, *, attempt: int, was: RunStatus) -> Run | None:
+        """Claim the run at `attempt` and execute it; None when it could not be claimed so (nothing ran).
+
+        A queue worker's path: the job says which attempt it was enqueued for, so the claim is the
+        first statement (no read before it). A run that moved on meanwhile (a resumed run's job
+        returned to the queue, say) is for the caller to read and `run` as it now stands.
+        """
+        deps = self.deps
+        now = deps.clock.now()
+        try:
+            taken = await deps.runs.claim(
+                run_id, attempt=attempt, now=now, until=now + timedelta(seconds=deps.config.lease_s)
+            )
+        except StoreUnavailable:
+            return None  # the caller's path retries through the outage
+        if taken is None:
+            return None
+        chosen = deps if self._agents is None else self._agents.deps_for(deps, taken.agent)
+        return await RunExecution(chosen, taken, claimed_from=was).go()
 
     def run(self, run: Run) -> Coroutine[Any, Any, Run]:
         """Execute a pending run and return it in its terminal status (also persisted).
