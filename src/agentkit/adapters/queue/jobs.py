@@ -4,7 +4,8 @@ import uuid
 
 import structlog
 from redis.exceptions import RedisError
-from saq import Queue, Status
+from saq import Job, Status
+from saq.queue.redis import RedisQueue
 
 from agentkit.application.errors import StoreUnavailable
 from agentkit.domain.run import Run
@@ -28,7 +29,7 @@ class RunJobs:
         job_timeout_s: SAQ's backstop timeout for a job.
     """
 
-    def __init__(self, queue: Queue, *, job_timeout_s: int) -> None:
+    def __init__(self, queue: RedisQueue, *, job_timeout_s: int) -> None:
         self.queue = queue
         self._job_timeout_s = job_timeout_s
 
@@ -47,12 +48,20 @@ class RunJobs:
             if await self._enqueue(key, run) is not None:
                 return
             existing = await self.queue.job(key)
-            if existing is not None and existing.status is Status.ACTIVE:
-                # taken by a worker that died before it claimed the run (the run is lapsed yet still at
-                # this attempt): a job of its own; should both ever run, the claim lets one of them
+            if existing is not None and not await self._waiting(existing):
+                # taken off the queue by a worker that died before it claimed the run (the run is
+                # lapsed yet still at this attempt): SAQ frees such a job only once its sweep gets to
+                # it (seconds each, one at a time), so the run gets a job of its own; should both
+                # ever run, the claim lets one of them
                 await self._enqueue(f"{key}:{uuid.uuid4().hex}", run)
         except (RedisError, OSError) as exc:
             raise StoreUnavailable(f"the run queue (Redis) is unavailable ({type(exc).__name__})") from exc
+
+    async def _waiting(self, job: Job) -> bool:
+        """Whether the job still waits in the queue's list (not taken by a worker)."""
+        if job.status is not Status.QUEUED:
+            return False
+        return await self.queue.redis.lpos(self.queue.namespace("queued"), job.id) is not None
 
     async def _enqueue(self, key: str, run: Run) -> object:
         return await self.queue.enqueue(
