@@ -15,7 +15,6 @@ import threading
 import time
 from collections import defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -219,8 +218,3 @@ def wait_for(predicate: Any, timeout_s: float, what: str) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} did not happen within {timeout_s:g} s")
         time.sleep(0.05)
-
-
-def charges_file(stack: FaultStack) -> Path:
-    """Where the charge tool logs its executions."""
-    return stack.work / "charges.log"

@@ -87,7 +87,24 @@ class EndWaiters:
             except Exception:
                 logger.warning("cancel_handler_failed", run_id=run_id, exc_info=True)
 
-    @property
-    def waiting(self) -> int:
-        """How many runs have an open waiter."""
-        return len(self._waiters)
+
+class LocalDelivery:
+    """What both run-event adapters do in this process: waiters, cancel handlers, waking them all.
+
+    The adapters add how an event reaches the other processes (or that there are none).
+    """
+
+    def __init__(self) -> None:
+        self._waiters = EndWaiters()
+
+    def on_cancel(self, handler: Callable[[RunId], None]) -> None:
+        """Register a cancel handler."""
+        self._waiters.add_cancel_handler(handler)
+
+    def watch_end(self, run_id: RunId) -> contextlib.AbstractContextManager[EndWaiter]:
+        """A waiter for the run's end."""
+        return self._waiters.watch(run_id)
+
+    def interrupt_waits(self) -> None:
+        """Wake every waiter."""
+        self._waiters.wake_all()

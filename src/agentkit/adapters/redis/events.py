@@ -2,15 +2,13 @@
 
 import asyncio
 import contextlib
-from collections.abc import Callable
-from contextlib import AbstractContextManager
 
 import structlog
 from redis.asyncio import Redis
 
-from agentkit.adapters.waiters import EndWaiters
+from agentkit.adapters.waiters import LocalDelivery
 from agentkit.application.backoff import Backoff
-from agentkit.application.ports.run_events import EndWaiter, RunEvents
+from agentkit.application.ports.run_events import RunEvents
 from agentkit.domain.ids import RunId
 from agentkit.domain.run import Run
 
@@ -20,7 +18,7 @@ logger = structlog.get_logger(__name__)
 _READ_S = 1.0
 
 
-class RedisRunEvents(RunEvents):
+class RedisRunEvents(LocalDelivery, RunEvents):
     """Publishes a run's id on `{prefix}run-ended` or `{prefix}run-cancel`; one subscription per process.
 
     Pub/sub delivers to whoever listens at the moment and keeps nothing, which suits both uses:
@@ -35,10 +33,10 @@ class RedisRunEvents(RunEvents):
     """
 
     def __init__(self, redis: Redis, *, prefix: str = "agentkit:") -> None:
+        super().__init__()
         self._redis = redis
         self._ended_channel = f"{prefix}run-ended"
         self._cancel_channel = f"{prefix}run-cancel"
-        self._waiters = EndWaiters()
         self._task: asyncio.Task[None] | None = None
         self._subscribed = asyncio.Event()
         self._backoff = Backoff(first_s=0.1, cap_s=2.0)
@@ -69,18 +67,6 @@ class RedisRunEvents(RunEvents):
         """Publish the cancel; this process's handlers hear it at once."""
         self._waiters.cancelled(run_id)
         await self._publish(self._cancel_channel, run_id)
-
-    def on_cancel(self, handler: Callable[[RunId], None]) -> None:
-        """Register a cancel handler."""
-        self._waiters.add_cancel_handler(handler)
-
-    def watch_end(self, run_id: RunId) -> AbstractContextManager[EndWaiter]:
-        """A waiter for the run's end."""
-        return self._waiters.watch(run_id)
-
-    def interrupt_waits(self) -> None:
-        """Wake every waiter."""
-        self._waiters.wake_all()
 
     async def _publish(self, channel: str, run_id: RunId) -> None:
         try:

@@ -40,8 +40,8 @@ class LeaseSweeper:
                 await self._task
             self._task = None
 
-    async def sweep_now(self) -> RecoveryPass | None:
-        """One pass now (start-up: runs handed back by a stopped process resume at once); None if it failed."""
+    async def _pass(self) -> RecoveryPass | None:
+        """One pass; None if it failed (logged). The first comes at start: runs handed back resume at once."""
         try:
             return await self._recover.execute()
         except Exception as exc:
@@ -50,7 +50,7 @@ class LeaseSweeper:
 
     async def _sweep(self) -> None:
         while True:
-            done = await self.sweep_now()
+            done = await self._pass()
             # runs left for want of room are taken as places free up, not a whole interval later
             backlog = done is not None and done.deferred > 0
             await asyncio.sleep(min(BACKLOG_PAUSE_S, self._interval_s) if backlog else self._interval_s)
