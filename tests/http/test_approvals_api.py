@@ -382,3 +382,25 @@ async def test_an_approval_answered_by_another_process_resumes_the_run_there(rea
     # no LLM call made twice
     assert len(first_llm.requests) == 1
     assert len(second_llm.requests) == 1
+
+
+async def test_an_approval_holds_for_its_call_only_even_when_the_provider_reuses_the_call_id(
+    api_factory: ApiFactory,
+) -> None:
+    ledger = Ledger()
+    same_call = ("c1", "transfer", {"amount": 5})
+    llm = ScriptedLLMClient([turn(same_call), turn(same_call), answer("paid twice")])
+    api = await api_factory(llm=llm, tools=[ledger.tool])
+    paused = (await api.post("/v1/runs", json={"goal": "pay 5, twice"}, headers=headers())).json()
+    [first] = paused["required_action"]["calls"]
+
+    await api.post(
+        paused["links"]["approvals"],
+        json={"call_id": "c1", "digest": first["digest"], "decision": "approve"},
+        headers=headers(),
+    )
+
+    again = await until_status(api, paused["id"], "requires_action", "succeeded")
+    assert again["status"] == "requires_action"  # the second call waits for its own approval
+    assert again["required_action"]["calls"][0]["answer"] is None
+    assert ledger.transfers == [5]
