@@ -12,6 +12,7 @@ from agentkit.domain.actions import Decision
 from agentkit.domain.ids import ToolCallId
 from agentkit.domain.run import Run, RunStatus
 from agentkit.domain.steps import ToolStep
+from agentkit.domain.tools import ToolSchema
 from tests.unit.application.harness import Harness, answer, call, calls
 
 
@@ -86,3 +87,25 @@ async def test_an_answer_left_on_a_run_whose_turn_is_over_does_not_approve_a_lat
     assert ledger.sent == [5]
     tool_steps = [step for step in await h.steps(resumed) if isinstance(step, ToolStep)]
     assert [step.call_id for step in tool_steps] == [ToolCallId("c1")]
+
+
+async def test_a_client_tools_output_is_cut_to_the_limit_of_any_tools_output() -> None:
+    h = Harness([calls(call("pick", "p1")), answer("picked")], [])  # the harness's limit: 200 characters
+    paused = await h.run(
+        "pick one", client_tools=(ToolSchema(name="pick", description="Pick", parameters={"type": "object"}),)
+    )
+    assert paused.status is RunStatus.REQUIRES_ACTION
+    answer_run = AnswerRun(runs=h.runs, scheduler=h.scheduler, clock=h.clock)
+
+    await answer_run.execute(
+        RunAnswer(
+            run_id=paused.id, owner=paused.owner, call_id=ToolCallId("p1"), decision=Decision.OUTPUT, output="x" * 500
+        )
+    )
+    done = await until_ended(
+        paused.id, None, wait_s=60, runs=h.runs, events=h.events, scheduler=h.scheduler, clock=h.clock
+    )
+
+    assert done.status is RunStatus.SUCCEEDED
+    [fed_back] = [message for message in h.llm.requests[1][0] if message.role == "tool"]
+    assert fed_back.content == "x" * 200 + "\n[output truncated]"

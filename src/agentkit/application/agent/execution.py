@@ -244,7 +244,7 @@ class RunExecution:
                 return self._end(RunStatus.CANCELLED, "cancelled on request")
             answered = None if self.run.action is None else self.run.action.answer_of(call.id)
             if answered is not None and answered.decision is not Decision.APPROVE:
-                result = answered_result(call, answered)
+                result = answered_result(call, answered, self.tools)
             else:
                 interrupted = await self._before_call(call)
                 if interrupted is not None:
