@@ -228,13 +228,13 @@ async def test_a_run_can_ask_for_approval_of_any_of_its_tools(api_factory: ApiFa
     llm = ScriptedLLMClient([turn(("c1", "add", {"a": 2, "b": 2})), answer("4")])
     api = await api_factory(llm=llm, tools=[add])
 
-    unknown = await api.post("/v1/runs", json={"goal": "add", "approval_required": ["add", "ad"]}, headers=headers())
+    not_a_name = await api.post("/v1/runs", json={"goal": "add", "approval_required": ["a b"]}, headers=headers())
     paused = (await api.post("/v1/runs", json={"goal": "add", "approval_required": ["add"]}, headers=headers())).json()
 
-    assert (unknown.status_code, unknown.json()["code"]) == (422, "invalid_tools")
-    assert "ad" in unknown.json()["detail"]
+    assert (not_a_name.status_code, not_a_name.json()["code"]) == (422, "validation_error")
     assert paused["status"] == "requires_action"
     assert paused["approval_required"] == ["add"]
+    assert paused["required_action"]["calls"][0]["name"] == "add"
     listed = (await api.get("/v1/runs", headers=headers())).json()["runs"]
     assert [run["id"] for run in listed] == [paused["id"]]  # the refused request stored nothing
 
@@ -243,15 +243,17 @@ async def test_a_client_tool_round_trip(api_factory: ApiFactory) -> None:
     llm = ScriptedLLMClient([turn(("loc-1", "get_location", {"precision": "city"})), answer("You are in Lyon")])
     api = await api_factory(llm=llm, tools=[add])
     client_tool = {
-        "name": "get_location",
         "description": "Where the user is, from their device.",
         "parameters": {"type": "object", "properties": {"precision": {"type": "string"}}},
     }
 
-    created = await api.post("/v1/runs", json={"goal": "where am I?", "client_tools": [client_tool]}, headers=headers())
+    created = await api.post(
+        "/v1/runs", json={"goal": "where am I?", "client_tools": {"get_location": client_tool}}, headers=headers()
+    )
 
     paused = created.json()
     assert paused["status"] == "requires_action"
+    assert paused["client_tools"] == ["get_location"]
     [waiting] = paused["required_action"]["calls"]
     assert (waiting["kind"], waiting["name"], waiting["arguments"]) == (
         "client_tool",
@@ -284,24 +286,17 @@ async def test_client_tools_that_cannot_be_offered_are_refused(api_factory: ApiF
     object_schema = {"type": "object", "properties": {}}
 
     clash = await api.post(
-        "/v1/runs",
-        json={"goal": "x", "client_tools": [{"name": "add", "parameters": object_schema}]},
-        headers=headers(),
+        "/v1/runs", json={"goal": "x", "client_tools": {"add": {"parameters": object_schema}}}, headers=headers()
     )
-    twice = await api.post(
-        "/v1/runs",
-        json={"goal": "x", "client_tools": [{"name": "pick"}, {"name": "pick"}]},
-        headers=headers(),
-    )
+    reserved = await api.post("/v1/runs", json={"goal": "x", "client_tools": {"final_result": {}}}, headers=headers())
     not_object = await api.post(
-        "/v1/runs",
-        json={"goal": "x", "client_tools": [{"name": "pick", "parameters": {"type": "string"}}]},
-        headers=headers(),
+        "/v1/runs", json={"goal": "x", "client_tools": {"pick": {"parameters": {"type": "string"}}}}, headers=headers()
     )
-    bad_name = await api.post("/v1/runs", json={"goal": "x", "client_tools": [{"name": "pick me"}]}, headers=headers())
+    bad_name = await api.post("/v1/runs", json={"goal": "x", "client_tools": {"pick me": {}}}, headers=headers())
 
-    assert [r.status_code for r in (clash, twice, not_object)] == [422, 422, 422]
-    assert {r.json()["code"] for r in (clash, twice, not_object)} == {"invalid_tools"}
+    assert [r.status_code for r in (clash, reserved, not_object)] == [422, 422, 422]
+    assert {r.json()["code"] for r in (clash, reserved, not_object)} == {"invalid_tools"}
+    assert "add" in clash.json()["detail"]
     assert (bad_name.status_code, bad_name.json()["code"]) == (422, "validation_error")
     assert (await api.get("/v1/runs", headers=headers())).json()["runs"] == []
 

@@ -5,7 +5,7 @@ DomainError
  ├── ActionRefused          an answer to a paused run's call that does not fit the call (its `code` says how)
  └── InvalidGoal            an empty or oversized goal (or another field of the run request that is wrong)
       ├── InvalidOutputSchema  an output schema AgentKit cannot turn into typed output
-      └── InvalidTools         approval-required tool names or client tools that do not fit the run
+      └── InvalidTools         client tools (or approval-required names) that do not fit the run
 """
 
 
@@ -51,6 +51,6 @@ class ActionRefused(DomainError):
 
 
 class InvalidTools(InvalidGoal):
-    """A run's `approval_required` names a tool its agent lacks, or a client tool is not one it can offer."""
+    """A run's client tools (or approval-required names) are not ones it can offer: a name taken, a schema that is not an object's."""
 
     code = "invalid_tools"

@@ -213,16 +213,12 @@ class CreateRun:
 
 
 def _check_tools(inp: CreateRunInput, agent_tools: list[str] | None) -> None:
-    """Approval-required names must be the agent's tools (a typo must not leave a tool unguarded);
-    client tools need names of their own, valid ones, and JSON object schemas."""
-    known = None if agent_tools is None else {*agent_tools, FINAL_RESULT}
-    if known is not None:
-        unknown = [name for name in inp.approval_required if name not in known]
-        if unknown:
-            raise InvalidTools(
-                f"approval_required names tools this agent does not have: {', '.join(unknown)}; "
-                f"its tools are: {', '.join(agent_tools or ()) or 'none'}"
-            )
+    """Client tools need valid names of their own (not the agent's tools') and JSON object schemas.
+
+    Approval-required names are not checked against the agent's tools: an MCP server's tools may
+    appear after the run was accepted. They are matched when the model calls a tool.
+    """
+    taken = {FINAL_RESULT, *(agent_tools or ())}
     seen: set[str] = set()
     for client_tool in inp.client_tools:
         name = client_tool.name
@@ -230,13 +226,14 @@ def _check_tools(inp: CreateRunInput, agent_tools: list[str] | None) -> None:
             raise InvalidTools(f"client tool name {name!r} must be 1-64 ASCII letters, digits, '_' or '-'")
         if name in seen:
             raise InvalidTools(f"client tool {name!r} is declared twice")
-        if name == FINAL_RESULT or (known is not None and name in known):
+        if name in taken:
             raise InvalidTools(f"client tool {name!r} has the name of one of the agent's own tools")
-        if name in inp.approval_required:
-            raise InvalidTools(f"client tool {name!r} is in approval_required: its calls wait on the client anyway")
         if client_tool.parameters.get("type") != "object":
             raise InvalidTools(f'client tool {name!r}: parameters must be a JSON object schema ({{"type": "object"}})')
         seen.add(name)
+    for name in inp.approval_required:
+        if not _TOOL_NAME.fullmatch(name):
+            raise InvalidTools(f"approval_required: {name!r} is not a tool name")
 
 
 def _refuse_non_text(name: str, value: str | None) -> None:

@@ -15,6 +15,8 @@ from agentkit.domain.tools import ToolSchema
 
 MAX_STEPS_ASKED: Final = 1000
 MAX_TOOLS_ASKED: Final = 64
+# What providers accept as a tool name, as JSON Schema writes it (the decoder's own pattern ends in \Z)
+TOOL_NAME_PATTERN: Final = r"^[A-Za-z_][A-Za-z0-9_-]*$"
 # What Python's str.strip() removes (the characters str.isspace() accepts); a unit test compares the two.
 WHITESPACE: Final = (
     "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680"
@@ -79,19 +81,22 @@ ToolNameText = Annotated[
         max_length=64,
         pattern=r"^[A-Za-z_][A-Za-z0-9_-]*\Z",
         description="A tool name: ASCII letters, digits, _ and -, starting with a letter or _.",
-        extra_json_schema={"extra": {"pattern": r"^[A-Za-z_][A-Za-z0-9_-]*$"}},
+        extra_json_schema={"extra": {"pattern": TOOL_NAME_PATTERN}},
     ),
 ]
 
 
 class ClientToolSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """A tool the client runs itself: offered to the model; a call pauses the run until its output is posted."""
+    """A tool the client runs itself (its name is its key in `client_tools`): offered to the model; a
+    call pauses the run until its output is posted."""
 
-    name: ToolNameText
     description: Annotated[str, msgspec.Meta(max_length=4000, description="What it does, for the model.")] = ""
     parameters: Annotated[
         dict[str, Any],
-        msgspec.Meta(description='A JSON object schema of its arguments (`{"type": "object", ...}`).'),
+        msgspec.Meta(
+            description='A JSON object schema of its arguments (`{"type": "object", ...}`).',
+            extra_json_schema={"extra": {"properties": {"type": {"const": "object"}}, "required": ["type"]}},
+        ),
     ] = msgspec.field(default_factory=lambda: {"type": "object", "properties": {}})
 
 
@@ -138,21 +143,41 @@ class RunCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
                 max_length=MAX_TOOLS_ASKED,
                 description=(
                     "Tools whose calls need an approval in this run (besides those marked "
-                    "`requires_approval`): the run pauses in `requires_action` until POST .../approvals."
+                    "`requires_approval`): the run pauses in `requires_action` until POST .../approvals. "
+                    "Names are matched when the model calls a tool (an MCP server's tools may appear later); "
+                    "the run shows them back in `approval_required`."
                 ),
+                # Litestar drops the item type's own constraints from the document: they are stated here
+                extra_json_schema={
+                    "extra": {
+                        "items": {"type": "string", "minLength": 1, "maxLength": 64, "pattern": TOOL_NAME_PATTERN}
+                    }
+                },
             ),
         ]
         | None
     ) = None
     client_tools: (
         Annotated[
-            list[ClientToolSpec],
+            dict[ToolNameText, ClientToolSpec],
             msgspec.Meta(
                 max_length=MAX_TOOLS_ASKED,
                 description=(
-                    "Tools the client runs itself: a call pauses the run in `requires_action` until its "
-                    "output comes with POST .../tool_outputs."
+                    "Tools the client runs itself, by name (not one of the agent's own tools' names): a call "
+                    "pauses the run in `requires_action` until its output comes with POST .../tool_outputs."
                 ),
+                extra_json_schema={
+                    "extra": {
+                        "propertyNames": {"minLength": 1, "maxLength": 64, "pattern": TOOL_NAME_PATTERN},
+                        "maxProperties": MAX_TOOLS_ASKED,
+                        # a tool's fields are these two only (the decoder refuses others)
+                        "additionalProperties": {
+                            "type": "object",
+                            "properties": {"description": {}, "parameters": {}},
+                            "additionalProperties": False,
+                        },
+                    }
+                },
             ),
         ]
         | None

@@ -174,8 +174,8 @@ class RunsController(Controller):
                 agent=data.agent,
                 approval_required=tuple(data.approval_required or ()),
                 client_tools=tuple(
-                    ToolSchema(name=spec.name, description=spec.description, parameters=spec.parameters)
-                    for spec in data.client_tools or ()
+                    ToolSchema(name=name, description=spec.description, parameters=spec.parameters)
+                    for name, spec in (data.client_tools or {}).items()
                 ),
             ),
             wait_s=0.0 if respond_async else config.response_timeout_s,
