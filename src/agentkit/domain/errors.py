@@ -51,6 +51,6 @@ class ActionRefused(DomainError):
 
 
 class InvalidTools(InvalidGoal):
-    """A run's client tools (or approval-required names) are not ones it can offer: a name taken, a schema that is not an object's."""
+    """A run's client tools (or approval-required names) cannot be offered: a name taken, a non-object schema."""
 
     code = "invalid_tools"
