@@ -29,11 +29,17 @@ class Event:
 
 
 @contextlib.asynccontextmanager
-async def served(app: Litestar) -> AsyncIterator[str]:
-    """The app under uvicorn on a free loopback port (its lifespan entered); yields the base URL."""
+async def served(app: Litestar, *, lifespan: bool = False) -> AsyncIterator[str]:
+    """The app under uvicorn on a free loopback port; yields the base URL.
+
+    Args:
+        app: The app.
+        lifespan: Enter the app's lifespan here (off for an app an `ApiClient` already started).
+    """
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_config=None, lifespan="on", timeout_graceful_shutdown=2))
+    config = uvicorn.Config(app, log_config=None, lifespan="on" if lifespan else "off", timeout_graceful_shutdown=2)
+    server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     try:
         while not server.started:

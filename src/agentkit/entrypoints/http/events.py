@@ -11,8 +11,8 @@ from agentkit.application.ports.run_event_log import StatusEvent
 from agentkit.application.runs.follow_run import RunFollower
 from agentkit.entrypoints.http.dto import RunView, StepView, run_view, step_view
 
-# The stream ids of Redis (`<ms>-<seq>`): what `id:` carries and Last-Event-ID gives back.
-EVENT_ID_PATTERN: Final = r"^[0-9]{1,20}-[0-9]{1,20}$"
+# The stream ids of Redis (`<ms>-<seq>`), or nothing: what Last-Event-ID and `?after=` accept.
+OPTIONAL_EVENT_ID_PATTERN: Final = r"^([0-9]{1,20}-[0-9]{1,20})?$"
 KEEP_ALIVE: Final = "keep-alive"
 _encoder = msgspec.json.Encoder()
 

@@ -38,7 +38,7 @@ from agentkit.entrypoints.http.dto import (
     run_view,
     trace_view,
 )
-from agentkit.entrypoints.http.events import EVENT_ID_PATTERN, RunEventDoc, event_stream
+from agentkit.entrypoints.http.events import OPTIONAL_EVENT_ID_PATTERN, RunEventDoc, event_stream
 from agentkit.entrypoints.http.options import options_for
 from agentkit.entrypoints.http.problems import problem_responses
 
@@ -108,19 +108,21 @@ Cursor = Annotated[
     QueryParameter(min_length=1, max_length=200, description="Continue after the page that gave this `next_cursor`."),
 ]
 
+# Plain strings, empty when absent (not `str | None`: a document allowing null would let "null" through);
+# empty is no event, as an EventSource that has seen none sends it
 LastEventId = Annotated[
-    str | None,
+    str,
     HeaderParameter(
         name="Last-Event-ID",
-        pattern=EVENT_ID_PATTERN,
+        pattern=OPTIONAL_EVENT_ID_PATTERN,
         max_length=41,
         description="Resume after this event (the `id` of the last event received); wins over `after`.",
     ),
 ]
 AfterEvent = Annotated[
-    str | None,
+    str,
     QueryParameter(
-        pattern=EVENT_ID_PATTERN,
+        pattern=OPTIONAL_EVENT_ID_PATTERN,
         max_length=41,
         description="Start after this event id (for clients that cannot set Last-Event-ID).",
     ),
@@ -304,8 +306,8 @@ class RunsController(Controller):
         run_id: RunIdPath,
         owner: Owner,
         follow: FromDishka[FollowRun],
-        last_event_id: LastEventId = None,
-        after: AfterEvent = None,
+        last_event_id: LastEventId = "",
+        after: AfterEvent = "",
     ) -> ServerSentEvent:
         """Stream the run's events."""
         start = last_event_id or after
