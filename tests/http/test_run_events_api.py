@@ -88,7 +88,8 @@ async def test_a_multi_step_run_streams_its_statuses_and_every_step_then_ends(
     assert [e.data for e in events if e.event == "step"] == trace["steps"]
     assert events[-1].data == (await api.get(f"/v1/runs/{run_id}", headers=headers())).json()
     ids = [e.id for e in events]
-    assert all(ids) and len(set(ids)) == len(ids)
+    assert all(ids)
+    assert len(set(ids)) == len(ids)
 
 
 async def test_a_client_that_drops_mid_run_resumes_with_last_event_id_missing_and_repeating_nothing(
