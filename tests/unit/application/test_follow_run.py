@@ -1,5 +1,6 @@
 """RunEventFeed and FollowRun on the in-memory adapters: what a follower sees, whatever the log kept."""
 
+import asyncio
 from datetime import UTC, datetime
 
 import msgspec
@@ -166,3 +167,23 @@ async def test_another_owner_cannot_follow_a_run() -> None:
 
     with pytest.raises(RunNotFound):
         await follow(harness, InMemoryRunEventLog()).execute(RunId("run-1"), OwnerId("someone-else"))
+
+
+async def test_a_client_that_connects_before_the_first_event_is_written_gets_it_once() -> None:
+    log = InMemoryRunEventLog()
+    harness = Harness([])
+    pending = new_run()
+    await harness.runs.add(pending)  # stored; its event not in the log yet (the writer sends it a moment later)
+    follower = await follow(harness, log, idle_s=60).execute(pending.id, OWNER)
+
+    async def first_two() -> list[LoggedEvent | None]:
+        return await collect(follower, limit=2)
+
+    reading = asyncio.create_task(first_two())
+    await asyncio.sleep(0)
+    log.append(pending.id, StatusEvent(run=pending))
+    log.append(pending.id, StatusEvent(run=runs.start(pending, now=NOW)))
+
+    entries = await asyncio.wait_for(reading, 30)
+    assert summary(entries) == ["status:pending", "status:running"]
+    assert [entry.id for entry in entries if entry is not None] == ["0-1", "0-2"]

@@ -19,6 +19,9 @@ logger = structlog.get_logger(__name__)
 # Events read at once; a longer backlog is read in several batches.
 BATCH = 200
 START: EventId = EventId("0-0")
+# Events reach the log a moment after the run was stored (a writer sends them in batches): before
+# the stored run stands in for events the log does not hold, they are waited for this long.
+GRACE_S = 1.0
 
 
 def _ends(entry: LoggedEvent) -> bool:
@@ -40,9 +43,11 @@ class RunFollower:
     - Events come in the log's order, each with its id; after `after` when given, else from the first.
     - A client that starts where the log does not reach back to the run's acceptance (trimmed,
       expired, or events dropped while Redis was down) gets the stored run first, as a status event
-      with the id it started after (`0-0` for none): what it missed is summed up there.
+      with the id it started after (`0-0` for none): what it missed is summed up there. An empty log
+      of a run that has not ended is given GRACE_S first: its events may be on their way.
     - The last event is the first terminal status. If the stored run ended but its log says nothing of
-      it (the event was dropped, or the log expired), a status event from the stored run ends it.
+      it within GRACE_S (the event was dropped, or the log expired), a status event from the stored
+      run ends it.
     - Nothing for `idle_s`: None (the caller sends a keep-alive), and the stored run is read again. A
       log that cannot be read is retried with backoff, None meanwhile; the run is never failed for it.
     - The process stopping ends the iteration: the client resumes elsewhere with its last event's id.
@@ -67,16 +72,20 @@ class RunFollower:
         self._scheduler = scheduler
         self._idle_s = idle_s
         self._backoff = Backoff(first_s=0.2, cap_s=max(idle_s, 0.2))
+        # how long to wait for events that are being written (the writer sends them a moment after)
+        self._grace_s = min(idle_s, GRACE_S)
 
     async def __aiter__(self) -> AsyncIterator[LoggedEvent | None]:
         """The events, and None when nothing came for `idle_s`."""
         position = self._after or START
         batch = self._backlog
         if self._after is None and not _begins(batch):
-            yield LoggedEvent(id=position, event=StatusEvent(run=self.run))
-            if self.run.is_terminal:
-                return
-        caught_up = False
+            if not batch and not self.run.is_terminal:
+                batch = await self._read_quietly(position, self._grace_s)  # the first may be on its way
+            if not _begins(batch):
+                yield LoggedEvent(id=position, event=StatusEvent(run=self.run))
+                if self.run.is_terminal:
+                    return
         failures = 0
         while True:
             for entry in batch:
@@ -84,48 +93,43 @@ class RunFollower:
                 position = entry.id
                 if _ends(entry):
                     return
-            if len(batch) < BATCH and not caught_up:
-                caught_up = True
-                if self.run.is_terminal:  # ended, and the log has nothing more to say of it
-                    yield LoggedEvent(id=position, event=StatusEvent(run=self.run))
-                    return
+            if len(batch) == BATCH:  # more of the backlog
+                batch = await self._read_quietly(position, 0)
+                continue
+            if self.run.is_terminal:  # the stored run ended and the log has not said so
+                batch = await self._read_quietly(position, self._grace_s)  # its end may be on its way
+                if batch:
+                    continue
+                yield LoggedEvent(id=position, event=StatusEvent(run=self.run))
+                return
             if not self._scheduler.accepting:
                 return
             try:
-                batch = await self._log.read(
-                    self.run.id, after=position, block_s=self._idle_s if caught_up else 0, limit=BATCH
-                )
+                batch = await self._log.read(self.run.id, after=position, block_s=self._idle_s, limit=BATCH)
             except StoreUnavailable:
                 failures += 1
                 batch = []
                 yield None
-                if await self._ended_in_store():
-                    yield LoggedEvent(id=position, event=StatusEvent(run=self.run))
-                    return
+                await self._refresh()
                 await asyncio.sleep(self._backoff.delay(failures))
                 continue
             failures = 0
-            if not batch and caught_up:
+            if not batch:
                 yield None
-                if await self._ended_in_store():
-                    # a last look, in case the end is being written this very moment
-                    batch = await self._read_now(position)
-                    if not batch:
-                        yield LoggedEvent(id=position, event=StatusEvent(run=self.run))
-                        return
+                await self._refresh()
 
-    async def _ended_in_store(self) -> bool:
+    async def _refresh(self) -> None:
+        """Read the stored run again (it stays as it was while the store is down)."""
         try:
             stored = await self._runs.get(self.run.id)
         except StoreUnavailable:
-            return False
+            return
         if stored is not None:
             self.run = stored
-        return self.run.is_terminal
 
-    async def _read_now(self, position: EventId) -> list[LoggedEvent]:
+    async def _read_quietly(self, position: EventId, block_s: float) -> list[LoggedEvent]:
         try:
-            return await self._log.read(self.run.id, after=position, block_s=0, limit=BATCH)
+            return await self._log.read(self.run.id, after=position, block_s=block_s, limit=BATCH)
         except StoreUnavailable:
             return []
 
