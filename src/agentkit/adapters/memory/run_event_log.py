@@ -14,7 +14,7 @@ class _RunLog:
 
     def __init__(self) -> None:
         self.entries: list[tuple[int, LoggedEvent]] = []
-        self.changed = asyncio.Event()
+        self.changed: asyncio.Event | None = None  # made by the first reader that waits
 
 
 class InMemoryRunEventLog(RunEventLog):
@@ -39,8 +39,9 @@ class InMemoryRunEventLog(RunEventLog):
         self._next += 1
         if len(log.entries) > self._max_len:
             del log.entries[: len(log.entries) - self._max_len]
-        woken, log.changed = log.changed, asyncio.Event()
-        woken.set()
+        if log.changed is not None:
+            log.changed.set()
+            log.changed = None
 
     async def read(
         self, run_id: RunId, *, after: EventId | None, block_s: float, limit: int = 100
@@ -50,7 +51,10 @@ class InMemoryRunEventLog(RunEventLog):
         found = self._after(run_id, position, limit)
         if found or block_s <= 0:
             return found
-        changed = self._log(run_id).changed
+        log = self._log(run_id)
+        if log.changed is None:
+            log.changed = asyncio.Event()
+        changed = log.changed
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(block_s):
                 await changed.wait()

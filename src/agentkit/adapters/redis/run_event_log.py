@@ -19,15 +19,26 @@ _encoder = msgspec.json.Encoder()
 _decoder: msgspec.json.Decoder[RunEvent] = msgspec.json.Decoder(RunEvent)
 _FIELD = b"e"
 _BATCH = 500
+# One command per batch, however many events and runs it holds: each event XADDed to its run's
+# stream (trimmed to about ARGV[1] entries), the stream's expiry set to ARGV[2] seconds from now.
+_APPEND_LUA = """
+local max_len, ttl = ARGV[1], ARGV[2]
+for i, key in ipairs(KEYS) do
+    redis.call('XADD', key, 'MAXLEN', '~', max_len, '*', 'e', ARGV[i + 2])
+    redis.call('EXPIRE', key, ttl)
+end
+return #KEYS
+"""
 _redis = store_outage("Redis")
 
 
 class RedisRunEventLog(RunEventLog):
     """Each run's events in the stream `{prefix}run-events:{run_id}`, its entry ids the event ids.
 
-    `append` queues the event and returns; one writer task per process sends what is queued in
-    pipelined batches (XADD with an approximate MAXLEN, then EXPIRE), in the order appended, so the
-    loop never waits for Redis. A batch Redis does not take is dropped, logged once per outage (the
+    `append` queues the event and returns; one writer task per process sends what is queued, in the
+    order appended, one script call per batch (XADD with an approximate MAXLEN, and EXPIRE), so the
+    loop never waits for Redis. While a batch is on its way the next one gathers: under load the
+    batches grow and the cost per event falls. A batch Redis does not take is dropped, logged once per outage (the
     stored run and trace are the truth; followers fall back on the stored run). A stream expires
     `ttl_s` after its last event.
 
@@ -63,6 +74,7 @@ class RedisRunEventLog(RunEventLog):
         self._ttl_s = ttl_s
         self._max_block_s = max_block_s
         self._max_queued = max_queued
+        self._append = redis.register_script(_APPEND_LUA)
         self._queued: deque[tuple[RunId, RunEvent]] = deque()
         self._wake = asyncio.Event()
         self._drained = asyncio.Event()  # set while the writer has nothing queued or in flight
@@ -143,16 +155,10 @@ class RedisRunEventLog(RunEventLog):
         return [queued.popleft() for _ in range(min(len(queued), _BATCH))]
 
     async def _send(self, batch: list[tuple[RunId, RunEvent]]) -> None:
+        keys = [self._prefix + run_id for run_id, _ in batch]
+        args: list[bytes | int] = [self._max_len, self._ttl_s, *(_encoder.encode(event) for _, event in batch)]
         try:
-            async with self._redis.pipeline(transaction=False) as pipe:
-                keys: set[str] = set()
-                for run_id, event in batch:
-                    key = self.key(run_id)
-                    pipe.xadd(key, {_FIELD: _encoder.encode(event)}, maxlen=self._max_len, approximate=True)
-                    keys.add(key)
-                for key in keys:
-                    pipe.expire(key, self._ttl_s)
-                await pipe.execute()
+            await self._append(keys=keys, args=args)
         except Exception as exc:
             self._lost(len(batch), str(exc)[:200])
             return
