@@ -9,7 +9,9 @@ connected (earlier ones come from the backlog at once, and are left out).
 
 In the same run, the raw path the events take: one redis-py client XADDs an entry holding the time,
 every 5 ms, and another reads the stream with XREAD BLOCK; the latency is the read time minus the
-time in the entry.
+time in the entry. And the path alone, with nothing else for the server to do: the app in this
+process (uvicorn on loopback, the log on Redis), an event appended every 5 ms, the time until the
+httpx client in the same process has it.
 
 Needs DATABASE_URL and REDIS_URL. Run: `.venv/bin/python bench/sse_latency.py [--quick]`.
 """
@@ -19,16 +21,32 @@ import asyncio
 import json
 import os
 import secrets
+import socket
 import statistics
 import sys
 import time
-from datetime import datetime
+import uuid
+from datetime import UTC, datetime
 
 import httpx
 import msgspec
+import uvicorn
+from dishka import Provider, Scope
+from dishka.integrations.litestar import LitestarProvider
 
+from agentkit.adapters.memory import InMemoryRunRepository
 from agentkit.adapters.postgres import parse_database_url
-from agentkit.adapters.redis import create_redis
+from agentkit.adapters.redis import RedisRunEventLog, create_redis
+from agentkit.application.ports.run_event_log import RunEventLog, StatusEvent, StepEvent
+from agentkit.application.ports.run_repository import RunRepository
+from agentkit.domain.ids import RunId, ToolCallId
+from agentkit.domain.run import Run
+from agentkit.domain.steps import ToolStep
+from agentkit.domain.tools import ToolResult
+from agentkit.entrypoints.http.auth import owner_id
+from agentkit.entrypoints.wiring import make_container
+from agentkit.entrypoints.wiring.serving import http_app
+from agentkit.entrypoints.wiring.settings import load_settings
 from http_harness import API_KEY, agentkit_command, free_port, scratch_state, server
 
 TURNS = 50
@@ -140,6 +158,71 @@ async def raw_latencies(redis_url: str, count: int) -> list[float]:
     return samples
 
 
+class _PathAlone(Provider):
+    """The log on Redis and the runs in memory, for the in-process probe."""
+
+    def __init__(self, log: RunEventLog, runs: RunRepository) -> None:
+        super().__init__()
+        self.provide(lambda: log, provides=RunEventLog, scope=Scope.APP)
+        self.provide(lambda: runs, provides=RunRepository, scope=Scope.APP)
+
+
+async def path_alone(redis_url: str, count: int) -> list[float]:
+    """append → the client has the event, with the server doing nothing else (same process, loopback)."""
+    key = "bench-key-" + "k" * 16
+    settings = load_settings({"STATE_BACKEND": "memory", "API_KEYS": key, "LOG_LEVEL": "WARNING"})
+    redis = create_redis(redis_url, socket_timeout_s=30)
+    prefix = f"agentkit_bench_probe_{secrets.token_hex(4)}:"
+    log = RedisRunEventLog(redis, prefix=prefix, max_block_s=15)
+    runs = InMemoryRunRepository()
+    run = Run(id=RunId(str(uuid.uuid4())), owner=owner_id(key), goal="probe", created_at=datetime.now(UTC))
+    await runs.add(run)
+    log.append(run.id, StatusEvent(run=run))
+    app = http_app(make_container(settings, LitestarProvider(), _PathAlone(log, runs)), settings)
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    uv = uvicorn.Server(uvicorn.Config(app, log_config=None, lifespan="on"))
+    serving = asyncio.create_task(uv.serve(sockets=[sock]))
+    while not uv.started:  # noqa: ASYNC110 - uvicorn says so by a flag, not an event
+        await asyncio.sleep(0.01)
+    samples: list[float] = []
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    try:
+        async with (
+            httpx.AsyncClient(base_url=url, headers={"X-API-Key": key}, timeout=30) as client,
+            client.stream("GET", f"/v1/runs/{run.id}/events") as response,
+        ):
+            lines = response.aiter_lines()
+            async for line in lines:  # the first event: the run accepted
+                if line == "":
+                    break
+            for step_no in range(1, count + 1):
+                sent = time.perf_counter()
+                step = ToolStep(
+                    run_id=run.id,
+                    step_no=step_no,
+                    created_at=datetime.now(UTC),
+                    latency_ms=1.0,
+                    call_id=ToolCallId("c"),
+                    tool_name="pause",
+                    arguments={"i": step_no},
+                    result=ToolResult(ok=True, output="ok"),
+                )
+                log.append(run.id, StepEvent(step=step))
+                async for line in lines:
+                    if line == "":
+                        break
+                samples.append(time.perf_counter() - sent)
+                await asyncio.sleep(PAUSE_S)
+    finally:
+        uv.should_exit = True
+        await serving
+        sock.close()
+        await redis.delete(log.key(run.id))
+        await redis.aclose()
+    return samples
+
+
 async def main(quick: bool) -> None:
     database_url, redis_url = os.environ.get("DATABASE_URL"), os.environ.get("REDIS_URL")
     if not database_url or not redis_url:
@@ -158,13 +241,15 @@ async def main(quick: bool) -> None:
             for _ in range(runs):  # alternate, so both see the same load
                 sse.extend(await sse_latencies(base_url, 1))
                 raw.extend(await raw_latencies(redis_url, 2 * TURNS))
+        alone = await path_alone(redis_url, runs * 2 * TURNS)
     print(f"Python {sys.version.split()[0]}; {runs} runs of {2 * TURNS + 1} steps, a step every ~{PAUSE_S * 1e3:g} ms")
-    print(f"{'path':32}{'samples':>9}{'p50':>10}{'p99':>10}{'max':>10}")
+    print(f"{'path':34}{'samples':>9}{'p50':>10}{'p99':>10}{'max':>10}")
     rows = (
         ("step recorded -> SSE at client", [sample.total for sample in sse]),
         ("  recorded -> in the stream", [sample.to_stream for sample in sse]),
         ("  in the stream -> at client", [sample.from_stream for sample in sse]),
         ("raw XADD -> XREAD BLOCK", raw),
+        ("the path alone: append -> client", alone),
     )
     for name, samples in rows:
         figures = percentiles(samples)

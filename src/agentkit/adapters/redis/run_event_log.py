@@ -2,6 +2,7 @@
 
 import asyncio
 import contextlib
+import contextvars
 from collections import deque
 from typing import Any
 
@@ -93,7 +94,10 @@ class RedisRunEventLog(RunEventLog):
             return
         if self._writer is None:
             try:
-                self._writer = asyncio.get_running_loop().create_task(self._write(), name="agentkit-run-event-log")
+                # a context of its own: the first appender's (a request's log bindings) is not the writer's
+                self._writer = asyncio.get_running_loop().create_task(
+                    self._write(), name="agentkit-run-event-log", context=contextvars.Context()
+                )
             except RuntimeError:  # no event loop: nobody could follow it anyway
                 return
         self._queued.append((run_id, event))
