@@ -27,6 +27,7 @@ import sys
 import time
 import uuid
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 import msgspec
@@ -138,7 +139,7 @@ async def raw_latencies(redis_url: str, count: int) -> list[float]:
     async def read() -> None:
         last = "0-0"
         while len(samples) < count:
-            reply = await reader.xread({key: last}, count=100, block=5000)
+            reply: Any = await reader.xread({key: last}, count=100, block=5000)
             now = time.time()
             for _, entries in reply or ():
                 for entry_id, fields in entries:
