@@ -48,13 +48,14 @@ fmt: $(STAMP) ## fix lint findings that can be fixed and format the code
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-bench: $(STAMP) ## run the benchmarks under bench/ (the last three need PostgreSQL and Redis)
+bench: $(STAMP) ## run the benchmarks under bench/ (the last four need PostgreSQL and Redis)
 	$(VENV)/bin/python bench/loop_overhead.py
 	$(VENV)/bin/python bench/trace_write.py
 	$(VENV)/bin/python bench/trace_storage.py
 	$(VENV)/bin/python bench/observability_overhead.py
 	$(VENV)/bin/python bench/http_throughput.py
 	$(VENV)/bin/python bench/overload.py
+	$(VENV)/bin/python bench/sse_latency.py
 
 lock: $(UV) ## re-resolve uv.lock after changing pyproject.toml
 	$(UV) lock

@@ -12,19 +12,25 @@ steps), run in configurations that add one thing at a time:
 - `+ otel 10%`: the OpenTelemetry observer with a 10 % trace-id ratio sampler (OTEL_TRACES_SAMPLER=
   parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=0.1): the other runs make no step spans;
 - `+ otel`: every run traced, spans batched to an exporter that drops them (what the collector
-  does with them is not the loop's cost).
+  does with them is not the loop's cost);
+- `events`: `off` plus the live event feed (GET /v1/runs/{id}/events) on the in-memory log: the run
+  repository observed, every status change and step appended;
+- `events redis`: the same on the Redis log (a stream per run, XADDs pipelined by its writer task on
+  the same event loop, drained inside the timed round), when REDIS_URL is set.
 
 Against the hand-written loop of loop_overhead.py, measured in the same rounds; "own" is the
 loop's time minus the baseline's; the added cost of each configuration is given against `off`'s
 own time. Rounds alternate and medians are reported, since these machines are noisy.
 
-Run: `.venv/bin/python bench/observability_overhead.py [--quick]`.
+Run: `.venv/bin/python bench/observability_overhead.py [--quick]` (with REDIS_URL for `events redis`).
 """
 
 import argparse
 import asyncio
 import gc
 import logging
+import os
+import secrets
 import statistics
 import sys
 import time
@@ -38,6 +44,7 @@ from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 from agentkit.adapters.llm.scripted import ScriptedLLMClient
 from agentkit.adapters.memory import (
     FixedClock,
+    InMemoryRunEventLog,
     InMemoryRunRepository,
     InMemorySessionStore,
     InMemoryTraceSink,
@@ -46,9 +53,11 @@ from agentkit.adapters.memory import (
 from agentkit.adapters.metrics import PrometheusMetrics
 from agentkit.adapters.otel import OTelRunObserver
 from agentkit.adapters.pricing import GenAIPriceTable
+from agentkit.adapters.redis import RedisRunEventLog, create_redis
 from agentkit.application.agent import AgentConfig, AgentLoop
 from agentkit.application.agent.prompts import PromptPolicy
-from agentkit.application.observation import ObservedRunRepository, ObserverStepSink, RunObservers
+from agentkit.application.observation import ObservedRunRepository, ObserverStepSink, RunEventFeed, RunObservers
+from agentkit.application.ports.run_event_log import RunEventLog
 from agentkit.application.ports.run_observer import RunObserver
 from agentkit.application.ports.trace_sink import TraceSink
 from agentkit.application.runs.create_run import CreateRun, CreateRunInput
@@ -58,7 +67,8 @@ from agentkit.domain.ids import OwnerId
 from agentkit.domain.run import RunStatus
 from loop_overhead import GOAL, baseline_run, noop, script
 
-CONFIGS = ("off", "prompts", "+ prices", "+ metrics", "+ otel 10%", "+ otel")
+CONFIGS = ["off", "prompts", "+ prices", "+ metrics", "+ otel 10%", "+ otel", "events"]
+LEVELS = ("off", "prompts", "+ prices", "+ metrics", "+ otel 10%", "+ otel")
 
 
 class DropSpans(SpanExporter):
@@ -79,12 +89,20 @@ class Runtime:
     """The real loop in one of the configurations."""
 
     def __init__(
-        self, llm: ScriptedLLMClient, max_steps: int, config: str, otel: OTelRunObserver, sampled: OTelRunObserver
+        self,
+        llm: ScriptedLLMClient,
+        max_steps: int,
+        config: str,
+        otel: OTelRunObserver,
+        sampled: OTelRunObserver,
+        logs: dict[str, RunEventLog],
     ) -> None:
-        level = CONFIGS.index(config)
+        level = LEVELS.index(config) if config in LEVELS else 0
         clock = FixedClock()
         runs = InMemoryRunRepository()
         observers: list[RunObserver] = []
+        if config in logs:
+            observers.append(RunEventFeed(logs[config]))
         if level >= 3:
             observers.append(PrometheusMetrics())
         if config == "+ otel 10%":
@@ -118,26 +136,37 @@ class Runtime:
 
 
 async def per_turn(
-    turns: int, runs_per_round: int, rounds: int, otel: OTelRunObserver, sampled: OTelRunObserver
+    turns: int,
+    runs_per_round: int,
+    rounds: int,
+    otel: OTelRunObserver,
+    sampled: OTelRunObserver,
+    logs: dict[str, RunEventLog],
 ) -> dict[str, float]:
-    """Median µs per turn of each configuration and of the hand-written baseline."""
+    """Median µs per turn of each configuration and of the hand-written baseline: wall time, and under
+    `<name> cpu` this process's CPU time (what a Redis server on the same machine does is not in it)."""
     samples: dict[str, list[float]] = {name: [] for name in (*CONFIGS, "baseline")}
+    cpu: dict[str, list[float]] = {f"{name} cpu": [] for name in (*CONFIGS, "baseline")}
     for _ in range(rounds):
         for config in CONFIGS:
-            runtimes = [Runtime(scripted(turns), turns + 1, config, otel, sampled) for _ in range(runs_per_round)]
+            runtimes = [Runtime(scripted(turns), turns + 1, config, otel, sampled, logs) for _ in range(runs_per_round)]
             gc.collect()
-            started = time.perf_counter()
+            started, started_cpu = time.perf_counter(), time.process_time()
             for runtime in runtimes:
                 status = await runtime.run()
+            if config in logs:
+                await logs[config].aclose()  # the writer's work counts: what it queued is sent
             samples[config].append((time.perf_counter() - started) / (runs_per_round * turns) * 1e6)
+            cpu[f"{config} cpu"].append((time.process_time() - started_cpu) / (runs_per_round * turns) * 1e6)
             assert status is RunStatus.SUCCEEDED, status
         clients = [scripted(turns) for _ in range(runs_per_round)]
         gc.collect()
-        started = time.perf_counter()
+        started, started_cpu = time.perf_counter(), time.process_time()
         for llm in clients:
             await baseline_run(llm, [noop.schema])
         samples["baseline"].append((time.perf_counter() - started) / (runs_per_round * turns) * 1e6)
-    return {name: statistics.median(values) for name, values in samples.items()}
+        cpu["baseline cpu"].append((time.process_time() - started_cpu) / (runs_per_round * turns) * 1e6)
+    return {name: statistics.median(values) for name, values in (*samples.items(), *cpu.items())}
 
 
 async def main(quick: bool) -> None:
@@ -149,19 +178,32 @@ async def main(quick: bool) -> None:
     ratio.add_span_processor(BatchSpanProcessor(DropSpans(), max_queue_size=100_000))
     sampled = OTelRunObserver(ratio.get_tracer("bench"))
     rounds = 3 if quick else 9
-    await per_turn(10, 20, 1, otel, sampled)  # warm-up
-    figures = await per_turn(20, 50 if quick else 150, rounds, otel, sampled)
+    logs: dict[str, RunEventLog] = {"events": InMemoryRunEventLog(max_len=100, max_runs=100)}
+    redis = None
+    if os.environ.get("REDIS_URL"):
+        redis = create_redis(os.environ["REDIS_URL"])
+        prefix = f"agentkit-bench:{secrets.token_hex(4)}:"
+        logs["events redis"] = RedisRunEventLog(redis, prefix=prefix, max_len=100, ttl_s=60)
+        CONFIGS.append("events redis")
+    await per_turn(10, 20, 1, otel, sampled, logs)  # warm-up
+    figures = await per_turn(20, 50 if quick else 150, rounds, otel, sampled, logs)
+    if redis is not None:
+        keys = [key async for key in redis.scan_iter(match=f"{prefix}*")]
+        for start in range(0, len(keys), 500):
+            await redis.delete(*keys[start : start + 500])
+        await redis.aclose()
     provider.shutdown()
     ratio.shutdown()
     base = figures["baseline"]
     off_own = figures["off"] - base
     print(f"Python {sys.version.split()[0]}; 20-turn runs; one turn = one LLM call + one tool call (2 trace steps)")
-    print(f"{'configuration':14}{'per turn':>11}{'own':>11}{'added':>11}{'of own':>9}")
+    print(f"{'configuration':14}{'per turn':>11}{'own':>11}{'added':>11}{'of own':>9}{'cpu added':>12}")
     print(f"{'baseline':14}{base:9.1f}us")
     for config in CONFIGS:
         own = figures[config] - base
         added = figures[config] - figures["off"]
-        print(f"{config:14}{figures[config]:9.1f}us{own:9.1f}us{added:9.1f}us{added / off_own:8.0%}")
+        cpu_added = figures[f"{config} cpu"] - figures["off cpu"]
+        print(f"{config:14}{figures[config]:9.1f}us{own:9.1f}us{added:9.1f}us{added / off_own:8.0%}{cpu_added:10.1f}us")
 
 
 if __name__ == "__main__":

@@ -117,6 +117,7 @@ async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) 
         "/v1/runs/{run_id}/cancel",
         "/v1/runs/{run_id}/approvals",
         "/v1/runs/{run_id}/tool_outputs",
+        "/v1/runs/{run_id}/events",
         "/v1/tools",
         "/v1/agents",
         "/v1/chat",
@@ -135,6 +136,10 @@ async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) 
     assert set(document["paths"]["/v1/sessions/{session_id}"]) == {"get", "delete"}
     trace = document["paths"]["/v1/runs/{run_id}/trace"]["get"]
     assert "include" in {p["name"] for p in trace["parameters"]}
+    events = document["paths"]["/v1/runs/{run_id}/events"]["get"]
+    assert {p["name"] for p in events["parameters"]} == {"run_id", "Last-Event-ID", "after"}
+    assert set(events["responses"]["200"]["content"]) == {"text/event-stream"}
+    assert set(events["responses"]) == {"200", "400", "401", "404", "422", "429", "503"}
     assert document["paths"]["/metrics"]["get"]["security"] == [{"ApiKey": []}]
     create = document["paths"]["/v1/runs"]["post"]
     assert {p["name"] for p in create["parameters"]} == {"Idempotency-Key", "Prefer"}

@@ -4,6 +4,7 @@ from agentkit.adapters.memory.clock import FixedClock, SequentialIdGenerator
 from agentkit.adapters.memory.events import InMemoryRunEvents
 from agentkit.adapters.memory.prices import FixedPriceTable
 from agentkit.adapters.memory.rate_limiter import InMemoryRateLimiter
+from agentkit.adapters.memory.run_event_log import InMemoryRunEventLog
 from agentkit.adapters.memory.run_listing import InMemoryRunListing
 from agentkit.adapters.memory.runs import InMemoryRunRepository
 from agentkit.adapters.memory.sessions import InMemorySessionStore
@@ -14,6 +15,7 @@ __all__ = [
     "FixedClock",
     "FixedPriceTable",
     "InMemoryRateLimiter",
+    "InMemoryRunEventLog",
     "InMemoryRunEvents",
     "InMemoryRunListing",
     "InMemoryRunRepository",

@@ -25,8 +25,15 @@ MCP_WAIT_S = 10.0
 
 def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     """Add `run`, `demo`, `tools` and `agents` to the parser."""
-    run = sub.add_parser("run", help="run the agent on a goal, showing each step as it happens")
-    run.add_argument("goal", help="what the agent should do")
+    run = sub.add_parser(
+        "run", help="run the agent on a goal, showing each step as it happens (or follow a run of the API)"
+    )
+    run.add_argument("goal", nargs="?", help="what the agent should do")
+    run.add_argument(
+        "--follow", metavar="RUN_ID", help="follow a run of the API instead: its status and steps as they happen"
+    )
+    run.add_argument("--url", help="the API for --follow (default: http://HOST:PORT of the settings)")
+    run.add_argument("--api-key", help="the API key for --follow (default: the first of API_KEYS)")
     run.add_argument("--agent", help="the agent to run (`agentkit agents` lists them; default: `default`)")
     run.add_argument("--json", action="store_true", help="print the whole run and its trace as JSON")
     run.add_argument("--script", help="a JSON file of scripted LLM responses (selects the scripted provider)")
@@ -66,6 +73,10 @@ def provider_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 async def run_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit run GOAL`: live steps, then the answer; exit 0 only when the run succeeded."""
+    if args.follow:
+        return await follow_command(args, root)
+    if not args.goal:
+        raise ConfigurationError("agentkit run needs a goal (or --follow RUN_ID)")
     output_schema = _output_schema(args.output_schema) if args.output_schema else None
     stream = sys.stderr if args.json else sys.stdout
     view = RunView(stream)
@@ -109,6 +120,16 @@ async def run_command(args: argparse.Namespace, root: CommandRoot) -> int:
     return 0 if run.status is RunStatus.SUCCEEDED else 1
 
 
+async def follow_command(args: argparse.Namespace, root: CommandRoot) -> int:
+    """`agentkit run --follow ID`: the run's events from the API until it ends; exit 0 only when it succeeded."""
+    if args.goal:
+        raise ConfigurationError("agentkit run takes a goal or --follow RUN_ID, not both")
+    from agentkit.entrypoints.cli.follow import follow_run  # httpx, only for this command
+
+    url, key = root.api_endpoint()
+    return await follow_run(args.url or url, args.api_key or key, args.follow, as_json=args.json)
+
+
 async def demo_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit demo`: the demo model on a demo question."""
     args.script = None
@@ -122,6 +143,7 @@ async def demo_command(args: argparse.Namespace, root: CommandRoot) -> int:
     args.cost_budget = None
     args.output_schema = None
     args.agent = None
+    args.follow = None
     return await run_command(args, root)
 
 

@@ -53,5 +53,9 @@ class CommandRoot(Protocol):
     async def work(self, *, overrides: Mapping[str, Any] | None = None) -> None:
         """Execute queued runs until the process is told to stop."""
 
+    def api_endpoint(self) -> tuple[str, str | None]:
+        """The API this configuration serves (`http://HOST:PORT`) and a key for it (the first of API_KEYS)."""
+        return "http://127.0.0.1:8000", None
+
     async def serve_mcp(self) -> None:
         """Serve the agents as MCP tools over stdio until the client closes the connection."""

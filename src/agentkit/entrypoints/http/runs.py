@@ -4,7 +4,7 @@ import hashlib
 import urllib.parse
 import uuid
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 import msgspec
 from dishka.integrations.litestar import FromDishka, inject
@@ -13,11 +13,14 @@ from litestar.di import NamedDependency
 from litestar.enums import RequestEncodingType
 from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import BodyKwarg, HeaderParameter, PathParameter, QueryParameter
+from litestar.response import ServerSentEvent
 
 from agentkit.application.errors import InvalidListing, RunNotFound
+from agentkit.application.ports.run_event_log import EventId
 from agentkit.application.runs.answer_run import AnswerRun, RunAnswer
 from agentkit.application.runs.cancel_run import CancelRun
 from agentkit.application.runs.create_run import CreateRunInput
+from agentkit.application.runs.follow_run import FollowRun
 from agentkit.application.runs.list_runs import DEFAULT_PAGE, MAX_PAGE, ListRuns, ListRunsInput
 from agentkit.application.runs.queries import GetTrace
 from agentkit.application.runs.submit_run import SubmitRun
@@ -40,6 +43,7 @@ from agentkit.entrypoints.http.dto import (
     run_view,
     trace_view,
 )
+from agentkit.entrypoints.http.events import OPTIONAL_EVENT_ID_PATTERN, RunEventDoc, event_stream
 from agentkit.entrypoints.http.options import options_for
 from agentkit.entrypoints.http.problems import problem_responses
 
@@ -113,6 +117,26 @@ Limit = Annotated[int, QueryParameter(ge=1, le=MAX_PAGE, description="Runs per p
 Cursor = Annotated[
     str | None,
     QueryParameter(min_length=1, max_length=200, description="Continue after the page that gave this `next_cursor`."),
+]
+
+# Plain strings, empty when absent (not `str | None`: a document allowing null would let "null" through);
+# empty is no event, as an EventSource that has seen none sends it
+LastEventId = Annotated[
+    str,
+    HeaderParameter(
+        name="Last-Event-ID",
+        pattern=OPTIONAL_EVENT_ID_PATTERN,
+        max_length=41,
+        description="Resume after this event (the `id` of the last event received); wins over `after`.",
+    ),
+]
+AfterEvent = Annotated[
+    str,
+    QueryParameter(
+        pattern=OPTIONAL_EVENT_ID_PATTERN,
+        max_length=41,
+        description="Start after this event id (for clients that cannot set Last-Event-ID).",
+    ),
 ]
 
 
@@ -268,6 +292,43 @@ class RunsController(Controller):
             return trace_view(run, steps, prompts)
         run, steps = await get_trace.execute(_run_id(run_id), owner)
         return trace_view(run, steps)
+
+    @get(
+        "/{run_id:str}/events",
+        summary="Follow a run's events (Server-Sent Events)",
+        description=(
+            "A `text/event-stream` of the run's status changes (`event: status`, the run as `GET "
+            "/v1/runs/{id}` shows it) and of each step as it is recorded (`event: step`, as the trace shows "
+            "it), in order, whichever process or worker executes the run. The stream ends after the "
+            "terminal status. Each event has an `id`: reconnect with `Last-Event-ID` (or `?after=`) and "
+            "the stream resumes after it, nothing lost or repeated. A client that connects after the "
+            "run's early events are gone (or after it ended, once its events expired) gets the stored "
+            "run first, as a `status` event. A comment (`: keep-alive`) comes every SSE_KEEPALIVE_S "
+            "seconds of silence."
+        ),
+        responses={
+            200: ResponseSpec(
+                cast(Any, RunEventDoc),  # a union of Structs: Litestar documents it as oneOf
+                description="The events, as `text/event-stream` (each shown here as its id, type and data)",
+                media_type="text/event-stream",
+                generate_examples=False,
+            ),
+            **problem_responses(401, 404, 422, 503),
+        },
+    )
+    @inject
+    async def events(
+        self,
+        run_id: RunIdPath,
+        owner: Owner,
+        follow: FromDishka[FollowRun],
+        last_event_id: LastEventId = "",
+        after: AfterEvent = "",
+    ) -> ServerSentEvent:
+        """Stream the run's events."""
+        start = last_event_id or after
+        follower = await follow.execute(_run_id(run_id), owner, after=EventId(start) if start else None)
+        return event_stream(follower)
 
     @post(
         "/{run_id:str}/cancel",

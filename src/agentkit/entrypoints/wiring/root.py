@@ -110,6 +110,14 @@ class EnvironmentRoot(CommandRoot):
         finally:
             await llm.aclose()
 
+    def api_endpoint(self) -> tuple[str, str | None]:
+        """`http://HOST:PORT` of the settings (a wildcard HOST reached on loopback) and the first of API_KEYS."""
+        http = load_settings(self._environ).http
+        host = "127.0.0.1" if http.host in ("", "0.0.0.0", "::") else http.host  # noqa: S104 - compared, not bound
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{http.port}", (http.api_keys[0] if http.api_keys else None)
+
     async def serve_mcp(self) -> None:
         """Serve the agents as MCP tools over stdio (stdout carries the protocol; logs go to stderr)."""
         from agentkit.entrypoints.mcp import serve_stdio

@@ -56,6 +56,12 @@ class StateSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     # Bounds on waiting for Redis: a new connection, and each reply.
     redis_connect_timeout_s: PositiveFloat = 2.0
     redis_socket_timeout_s: PositiveFloat = 2.0
+    # Each run's live events (GET /v1/runs/{id}/events) are a Redis stream of about this many entries
+    # at most, kept this long after its last event.
+    run_events_max_len: PositiveInt = 10_000
+    run_events_ttl_s: PositiveInt = 3600
+    # Redis connections the followers of runs may hold at once (each holds one while it waits).
+    run_events_readers: PositiveInt = 200
 
 
 class LoopSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
@@ -104,6 +110,9 @@ class HttpSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     forwarded_allow_ips: tuple[str, ...] = ()
     response_timeout_s: Annotated[float, msgspec.Meta(ge=0)] = 30.0
     max_body_bytes: PositiveInt = 65536
+    # A run's event stream with nothing to say sends a comment this often, so proxies with idle
+    # timeouts keep the connection open.
+    sse_keepalive_s: PositiveFloat = 15.0
     host: str = "127.0.0.1"
     port: Port = 8000
 

@@ -20,6 +20,7 @@ from agentkit.application.ports.price_table import PriceTable
 from agentkit.application.ports.prompt_reader import PromptReader
 from agentkit.application.ports.rate_limiter import RateLimiter
 from agentkit.application.ports.run_admission import RunAdmission
+from agentkit.application.ports.run_event_log import RunEventLog
 from agentkit.application.ports.run_events import RunEvents
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.run_scheduler import RunScheduler
@@ -29,6 +30,7 @@ from agentkit.application.runs.answer_run import AnswerRun
 from agentkit.application.runs.cancel_run import CancelRun
 from agentkit.application.runs.chat import ChatTurn
 from agentkit.application.runs.create_run import CreateRun
+from agentkit.application.runs.follow_run import FollowRun
 from agentkit.application.runs.list_runs import ListRuns
 from agentkit.application.runs.prune import PruneOldRuns
 from agentkit.application.runs.queries import GetRun, GetTrace
@@ -190,6 +192,13 @@ class CoreProvider(Provider):
     def get_trace(self, runs: RunRepository, trace: TraceReader, prompts: PromptReader) -> GetTrace:
         """The GetTrace use-case."""
         return GetTrace(runs=runs, trace=trace, prompts=prompts)
+
+    @provide(scope=Scope.REQUEST)
+    def follow_run(
+        self, runs: RunRepository, log: RunEventLog, scheduler: RunScheduler, settings: Settings
+    ) -> FollowRun:
+        """The FollowRun use-case (GET /v1/runs/{id}/events), a keep-alive due every SSE_KEEPALIVE_S."""
+        return FollowRun(runs=runs, log=log, scheduler=scheduler, idle_s=settings.http.sse_keepalive_s)
 
     run_agent = provide(RunAgent, scope=Scope.REQUEST)
     chat_turn = provide(ChatTurn, scope=Scope.REQUEST)

@@ -1,8 +1,8 @@
 """Observability providers: what the trace keeps of prompts, prices, metrics, OpenTelemetry, and the
 observed run repository that feeds the observers.
 
-With metrics and tracing both off, no observer exists and the loop's path is as it was: the run
-repository is not wrapped and no step sink is added.
+The run event log's feed (GET /v1/runs/{id}/events) is always among the observers: it is part of the
+API, not an option, so the run repository is always observed and every step reaches the observers.
 """
 
 from collections.abc import AsyncIterator
@@ -14,9 +14,10 @@ from agentkit.adapters.metrics import PrometheusMetrics
 from agentkit.adapters.pricing import GenAIPriceTable
 from agentkit.application.agent.prompts import PromptPolicy
 from agentkit.application.errors import ConfigurationError
-from agentkit.application.observation import ObservedRunRepository, RunObservers
+from agentkit.application.observation import ObservedRunRepository, RunEventFeed, RunObservers
 from agentkit.application.ports.metrics_exporter import MetricsExporter
 from agentkit.application.ports.price_table import PriceTable
+from agentkit.application.ports.run_event_log import RunEventLog
 from agentkit.application.ports.run_observer import RunObserver
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.trace_context import NoTraceContext, TraceContext
@@ -112,9 +113,10 @@ class ObservabilityProvider(Provider):
         return tracing.context
 
     @provide
-    def observers(self, metrics: PrometheusMetrics | None, tracing: OtelTracing) -> RunObservers:
-        """Every configured observer (possibly none)."""
-        return RunObservers([found for found in (metrics, tracing.observer) if found is not None])
+    def observers(self, log: RunEventLog, metrics: PrometheusMetrics | None, tracing: OtelTracing) -> RunObservers:
+        """The run event log's feed, then every configured observer."""
+        configured = [found for found in (metrics, tracing.observer) if found is not None]
+        return RunObservers([RunEventFeed(log), *configured])
 
     @decorate
     def observed_runs(self, runs: RunRepository, observers: RunObservers) -> RunRepository:

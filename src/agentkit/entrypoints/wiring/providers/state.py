@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from agentkit.adapters.fallback_rate_limiter import FallbackRateLimiter
 from agentkit.adapters.memory import (
     InMemoryRateLimiter,
+    InMemoryRunEventLog,
     InMemoryRunEvents,
     InMemoryRunListing,
     InMemoryRunRepository,
@@ -27,11 +28,18 @@ from agentkit.adapters.postgres import (
     SqlaTraceSink,
     create_engine,
 )
-from agentkit.adapters.redis import RedisRateLimiter, RedisRunEvents, RedisSessionStore, create_redis
+from agentkit.adapters.redis import (
+    RedisRateLimiter,
+    RedisRunEventLog,
+    RedisRunEvents,
+    RedisSessionStore,
+    create_redis,
+)
 from agentkit.application.errors import ConfigurationError
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.prompt_reader import PromptReader
 from agentkit.application.ports.rate_limiter import RateLimiter
+from agentkit.application.ports.run_event_log import RunEventLog
 from agentkit.application.ports.run_events import RunEvents
 from agentkit.application.ports.run_listing import RunListing
 from agentkit.application.ports.run_repository import RunRepository
@@ -43,15 +51,25 @@ from agentkit.entrypoints.wiring.startup import StateEndpoints
 
 
 class StateConnections(msgspec.Struct, frozen=True, kw_only=True):
-    """The open engine and Redis client, or None for a store that lives in memory."""
+    """The open engine and Redis clients, or None for a store that lives in memory.
+
+    `event_readers` is a Redis client of its own for reads that wait (the followers of runs): each
+    holds a connection while it waits, longer than the service's reply timeout allows.
+    """
 
     engine: AsyncEngine | None = None
     redis: Redis | None = None
+    event_readers: Redis | None = None
+
+
+def event_read_block_s(settings: Settings) -> float:
+    """How long one read of a run's events waits: until a keep-alive is due (SSE_KEEPALIVE_S)."""
+    return settings.http.sse_keepalive_s
 
 
 class StateProvider(Provider):
     """Binds RunRepository, RunListing, TraceSink, TraceReader, PromptReader, SessionStore, RateLimiter,
-    RunEvents and SchemaMigrator."""
+    RunEvents, RunEventLog and SchemaMigrator."""
 
     scope = Scope.APP
     endpoints = from_context(provides=StateEndpoints, scope=Scope.APP)
@@ -62,6 +80,7 @@ class StateProvider(Provider):
         state = settings.state
         engine: AsyncEngine | None = None
         redis: Redis | None = None
+        readers: Redis | None = None
         try:
             if endpoints.database_url is not None:
                 engine = create_engine(
@@ -79,8 +98,17 @@ class StateProvider(Provider):
                     socket_timeout_s=state.redis_socket_timeout_s,
                     connect_timeout_s=state.redis_connect_timeout_s,
                 )
-            yield StateConnections(engine=engine, redis=redis)
+                readers = create_redis(
+                    endpoints.redis_url,
+                    password=state.redis_password,
+                    socket_timeout_s=event_read_block_s(settings) + state.redis_socket_timeout_s,
+                    connect_timeout_s=state.redis_connect_timeout_s,
+                    max_connections=state.run_events_readers,
+                )
+            yield StateConnections(engine=engine, redis=redis, event_readers=readers)
         finally:
+            if readers is not None:
+                await readers.aclose()
             if redis is not None:
                 await redis.aclose()
             if engine is not None:
@@ -150,6 +178,27 @@ class StateProvider(Provider):
             yield events
         finally:
             await events.aclose()
+
+    @provide
+    async def event_log(self, conns: StateConnections, settings: Settings) -> AsyncIterator[RunEventLog]:
+        """Each run's live events in Redis streams (every process reads them), or in this process's memory."""
+        state = settings.state
+        log: RunEventLog = (
+            InMemoryRunEventLog(max_len=state.run_events_max_len)
+            if conns.redis is None
+            else RedisRunEventLog(
+                conns.redis,
+                reader=conns.event_readers,
+                prefix=state.redis_key_prefix,
+                max_len=state.run_events_max_len,
+                ttl_s=state.run_events_ttl_s,
+                max_block_s=event_read_block_s(settings),
+            )
+        )
+        try:
+            yield log
+        finally:
+            await log.aclose()  # bounded: what Redis does not take in time is logged as dropped
 
     @provide
     def migrator(self, conns: StateConnections) -> SchemaMigrator:

@@ -1,0 +1,73 @@
+"""The RunEventLog port: each run's status changes and steps, in order, for clients that follow it live."""
+
+import re
+from abc import abstractmethod
+from typing import NewType, Protocol
+
+import msgspec
+
+from agentkit.domain.ids import RunId
+from agentkit.domain.run import Run
+from agentkit.domain.steps import Step
+
+# `<milliseconds>-<sequence>`, as Redis Streams number their entries; ids of one run's log only grow.
+EventId = NewType("EventId", str)
+_EVENT_ID = re.compile(r"^(\d{1,20})-(\d{1,20})\Z")
+
+
+class StatusEvent(msgspec.Struct, frozen=True, kw_only=True, tag="status"):
+    """The run as it was stored when its status (or attempt, or cancel request) changed."""
+
+    run: Run
+
+
+class StepEvent(msgspec.Struct, frozen=True, kw_only=True, tag="step"):
+    """A step of the run, as the trace stores it."""
+
+    step: Step
+
+
+RunEvent = StatusEvent | StepEvent
+
+
+class LoggedEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """An event with its id in the run's log."""
+
+    id: EventId
+    event: RunEvent
+
+
+def event_key(text: str) -> tuple[int, int] | None:
+    """The id as numbers that order like the log (None: not an event id)."""
+    found = _EVENT_ID.match(text)
+    return None if found is None else (int(found[1]), int(found[2]))
+
+
+class RunEventLog(Protocol):
+    """An append-only log of events per run, readable by every process of the service.
+
+    Appends are fire-and-forget: the loop never waits for the log, and an append the log cannot take
+    (its store is down) is dropped and logged. The stored run and trace stay the truth; readers make
+    up for a gap with the stored run (`application.runs.follow_run`). A run's log is kept a while
+    after its last event, then forgotten.
+    """
+
+    @abstractmethod
+    def append(self, run_id: RunId, event: RunEvent) -> None:
+        """Add the event at the end of the run's log; returns at once and never raises."""
+
+    @abstractmethod
+    async def read(
+        self, run_id: RunId, *, after: EventId | None, block_s: float, limit: int = 100
+    ) -> list[LoggedEvent]:
+        """The run's next events after `after` (from the first with None), oldest first.
+
+        Waits up to `block_s` for one when there is none yet (0: answer at once); empty when none came.
+
+        Raises:
+            StoreUnavailable: the log's store did not answer.
+        """
+
+    @abstractmethod
+    async def aclose(self) -> None:
+        """Write what was appended (within a bounded time), then stop."""

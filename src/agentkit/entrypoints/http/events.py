@@ -1,0 +1,56 @@
+"""A run's events as Server-Sent Events: `status` with the run, `step` with a trace step, keep-alive comments."""
+
+from collections.abc import AsyncIterator
+from typing import Final
+
+import msgspec
+from litestar.response import ServerSentEvent
+from litestar.response.sse import ServerSentEventMessage
+
+from agentkit.application.ports.run_event_log import StatusEvent
+from agentkit.application.runs.follow_run import RunFollower
+from agentkit.entrypoints.http.dto import RunView, StepView, run_view, step_view
+
+# The stream ids of Redis (`<ms>-<seq>`), or nothing: what Last-Event-ID and `?after=` accept.
+OPTIONAL_EVENT_ID_PATTERN: Final = r"^([0-9]{1,20}-[0-9]{1,20})?$"
+KEEP_ALIVE: Final = "keep-alive"
+_encoder = msgspec.json.Encoder()
+
+
+class StatusEventDoc(msgspec.Struct, kw_only=True, tag_field="event", tag="status"):
+    """`event: status`: the run as `GET /v1/runs/{id}` shows it, when its status (or attempt, or cancel
+    request) changed; the last event of a stream is the terminal one."""
+
+    id: str
+    data: RunView
+
+
+class StepEventDoc(msgspec.Struct, kw_only=True, tag_field="event", tag="step"):
+    """`event: step`: a step as the trace shows it, when it was recorded."""
+
+    id: str
+    data: StepView
+
+
+# How the OpenAPI document shows an event. On the wire each is `id: <event id>`, `event: status|step`
+# and one `data:` line of JSON; comments (`: keep-alive`) come when nothing happened for SSE_KEEPALIVE_S.
+RunEventDoc = StatusEventDoc | StepEventDoc
+
+
+async def sse_messages(follower: RunFollower) -> AsyncIterator[ServerSentEventMessage]:
+    """The follower's events as SSE messages, and a keep-alive comment wherever it had nothing to say."""
+    async for entry in follower:
+        if entry is None:
+            yield ServerSentEventMessage(comment=KEEP_ALIVE, data=None)
+            continue
+        event = entry.event
+        if isinstance(event, StatusEvent):
+            kind, data = "status", _encoder.encode(run_view(event.run))
+        else:
+            kind, data = "step", _encoder.encode(step_view(event.step))
+        yield ServerSentEventMessage(id=entry.id, event=kind, data=data)
+
+
+def event_stream(follower: RunFollower) -> ServerSentEvent:
+    """The streaming response; proxies are asked not to buffer it."""
+    return ServerSentEvent(sse_messages(follower))
