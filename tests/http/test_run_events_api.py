@@ -238,3 +238,36 @@ async def test_a_stream_rides_out_an_outage_and_ends_with_the_stored_status(
     assert seen[-1].event == "status"
     assert seen[-1].data["status"] == "succeeded"
     assert seen[-1].id == next(e.id for e in seen if e.event == "step" and e.data["step_no"] == 3)
+
+
+async def test_a_paused_run_streams_its_wait_then_goes_on_once_approved(
+    api_factory: ApiFactory, client_of: ClientOf
+) -> None:
+    api = await api_factory([calls("add", "c1", a=2, b=3), answer("5")])
+    client = await client_of(api)
+    response = await api.post(
+        "/v1/runs", json={"goal": "add, with approval", "approval_required": ["add"]}, headers=headers(**ASYNC)
+    )
+    run_id = response.json()["id"]
+    path = f"/v1/runs/{run_id}/events"
+
+    seen: list[Event] = []
+    async with client.stream("GET", path) as stream:
+        async for event in events_of(stream):
+            if event.event is None:
+                continue
+            seen.append(event)
+            if event.event == "status" and event.data["status"] == "requires_action":
+                waiting = event.data["required_action"]["calls"][0]
+                approved = await api.post(
+                    f"/v1/runs/{run_id}/approvals",
+                    json={"call_id": waiting["call_id"], "digest": waiting["digest"], "decision": "approve"},
+                    headers=headers(),
+                )
+                assert approved.status_code == 200
+
+    statuses = [e.data["status"] for e in seen if e.event == "status"]
+    # the stream stays open while the run waits, and ends with its terminal status
+    # running twice after the wait: answered (back to running), then claimed by an executor (a new attempt)
+    assert statuses == ["pending", "running", "requires_action", "running", "running", "succeeded"]
+    assert [e.data["kind"] for e in seen if e.event == "step"] == ["llm", "tool", "llm"]
