@@ -60,6 +60,8 @@ async def follow_run(
                         print(step_line(data), file=stream, flush=True)
                     elif kind == "status" and not ended(data):
                         print(f"status: {data['status']}", file=stream, flush=True)
+                        for line in waiting_lines(data):
+                            print(line, file=stream, flush=True)
                     if kind == "status" and ended(data):
                         final = data
                         break
@@ -77,6 +79,22 @@ async def follow_run(
     if not as_json:
         print(outcome(final), file=stream, flush=True)
     return 0 if final["status"] == "succeeded" else 1
+
+
+def waiting_lines(run: dict[str, Any]) -> list[str]:
+    """What a paused run waits on, one line a call, with what to post (the follower keeps following)."""
+    action = run.get("required_action") or {}
+    lines = []
+    for call in action.get("calls", []):
+        if call.get("answer") is not None:
+            continue
+        where = "approvals" if call.get("kind") == "approval" else "tool_outputs"
+        arguments = json.dumps(call.get("arguments"), ensure_ascii=False)
+        lines.append(
+            f"  waits: {call.get('name')}({arguments}) call {call.get('call_id')} digest {call.get('digest')}"
+            f" -> POST /v1/runs/{run.get('id')}/{where}"
+        )
+    return lines
 
 
 def ended(run: dict[str, Any]) -> bool:
