@@ -95,7 +95,9 @@ class Tracing:
         }
         for provider in self.providers.values():
             provider.add_span_processor(BatchSpanProcessor(DropSpans(), max_queue_size=100_000))
-        self.observers = {name: OTelRunObserver(provider.get_tracer("bench")) for name, provider in self.providers.items()}
+        self.observers = {
+            name: OTelRunObserver(provider.get_tracer("bench")) for name, provider in self.providers.items()
+        }
 
     def drain(self) -> None:
         """Export what the processors hold (the batch thread's work, counted in the caller's time)."""
@@ -125,7 +127,7 @@ class Runtime:
         if priced:
             observers.append(PrometheusMetrics())
         if otel is not None:
-            observers.append(getattr(tracing, "observers_override", None) or tracing.observers[otel])
+            observers.append(tracing.observers[otel])
         fanout = RunObservers(observers)
         self.sinks: list[TraceSink] = [ObserverStepSink(fanout)] if observers else []
         repository = ObservedRunRepository(runs, fanout) if observers else runs
@@ -159,9 +161,7 @@ class Runtime:
             await sink.flush()
 
 
-async def one_round(
-    turns: int, runs_per_round: int, order: Sequence[str], tracing: Tracing
-) -> dict[str, float]:
+async def one_round(turns: int, runs_per_round: int, order: Sequence[str], tracing: Tracing) -> dict[str, float]:
     """µs per turn of each configuration and of the baseline, in `order`."""
     times: dict[str, float] = {}
     for name in order:
@@ -196,8 +196,8 @@ def spread(values: list[float], scale: float = 1.0, unit: str = "us") -> str:
 async def main(quick: bool, rounds: int | None) -> None:
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
     tracing = Tracing()
-    rounds = rounds or (3 if quick else 15)
-    runs_per_round = 50 if quick else 150
+    rounds = rounds or (3 if quick else 30)
+    runs_per_round = 30 if quick else 60
     names = [*CONFIGS, "baseline"]
     await one_round(10, 20, names, tracing)  # warm-up
     samples: list[dict[str, float]] = []
@@ -226,6 +226,6 @@ async def main(quick: bool, rounds: int | None) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--quick", action="store_true", help="fewer rounds and runs, for a smoke test")
-    parser.add_argument("--rounds", type=int, help="rounds (default 15, 3 with --quick)")
+    parser.add_argument("--rounds", type=int, help="rounds (default 30, 3 with --quick)")
     args = parser.parse_args()
     asyncio.run(main(args.quick, args.rounds))

@@ -106,7 +106,7 @@ def reference(tracer: trace.Tracer, parent: otel_context.Context | None, ended: 
     )
     under = trace.set_span_in_context(run_span)
     chat, tool, failed = steps()
-    for step, name, kind, attributes, status in [
+    made: list[tuple[Step, str, SpanKind, dict[str, Any], Status | None]] = [
         (
             chat,
             "chat gemini-2.5-flash",
@@ -158,7 +158,8 @@ def reference(tracer: trace.Tracer, parent: otel_context.Context | None, ended: 
             },
             Status(StatusCode.ERROR, "the provider is down"),
         ),
-    ]:
+    ]
+    for step, name, kind, attributes, status in made:
         end = ns(step.created_at)
         span = tracer.start_span(
             name, context=under, kind=kind, attributes=attributes, start_time=end - int(step.latency_ms * 1e6)
@@ -219,7 +220,8 @@ def exported(make: Any, traceparent: str | None, limits: SpanLimits | None) -> t
 
 def shape(span: ReadableSpan) -> tuple[Any, ...]:
     attributes = {
-        key: tuple(value) if isinstance(value, list | tuple) else value for key, value in (span.attributes or {}).items()
+        key: tuple(value) if isinstance(value, list | tuple) else value
+        for key, value in (span.attributes or {}).items()
     }
     return (
         span.name,

@@ -21,7 +21,6 @@ for all of them (the samplers of the SDK decide by those alone).
 import time
 from collections import OrderedDict
 from datetime import datetime
-from types import MappingProxyType
 from typing import Any, Final, TypeVar
 
 from opentelemetry import context as otel_context
@@ -36,8 +35,8 @@ from opentelemetry.trace import (
     Status,
     StatusCode,
     TraceFlags,
-    TraceState,
     Tracer,
+    TraceState,
 )
 
 from agentkit.application.ports.run_observer import RunObserver
@@ -115,8 +114,8 @@ class _FinishedSpans:
         self._processor = tracer.span_processor
         self._info = tracer.instrumentation_info
         # not public in the SDK, and read as its own start_span reads them
-        self._scope = tracer._instrumentation_scope  # noqa: SLF001
-        limits = tracer._span_limits  # noqa: SLF001
+        self._scope = tracer._instrumentation_scope
+        limits = tracer._span_limits
         self._exact = (limits.max_span_attributes or 0) >= _MOST_ATTRIBUTES and limits.max_span_attribute_length is None
         self._limits = limits
 
@@ -128,8 +127,8 @@ class _FinishedSpans:
         attributes: dict[str, Any],
     ) -> tuple[_Origin, dict[str, Any]]:
         """Ask the sampler about a span under `parent` (as start_span does); the attributes it keeps."""
-        parent_span = trace.get_current_span(parent).get_span_context()
-        if not self._tracer._is_enabled():  # noqa: SLF001 - the SDK's per-tracer switch
+        parent_span: SpanContext | None = trace.get_current_span(parent).get_span_context()
+        if not self._tracer._is_enabled():
             return _Origin(0, None, TraceFlags(TraceFlags.DEFAULT), None, recording=False), attributes
         if parent_span is None or not parent_span.is_valid:
             parent_span = None
@@ -139,11 +138,16 @@ class _FinishedSpans:
             trace_id = parent_span.trace_id
             random_trace_id = parent_span.trace_flags.random_trace_id
         result = self._sampler.should_sample(parent, trace_id, name, kind, attributes, ())
-        flags = TraceFlags.SAMPLED if result.decision.is_sampled() else TraceFlags.DEFAULT
+        decision = result.decision
+        flags = TraceFlags.SAMPLED if decision.is_sampled() else TraceFlags.DEFAULT  # type: ignore[no-untyped-call]
         if random_trace_id:
             flags |= TraceFlags.RANDOM_TRACE_ID
         origin = _Origin(
-            trace_id, parent_span, TraceFlags(flags), result.trace_state, recording=result.decision.is_recording()
+            trace_id,
+            parent_span,
+            TraceFlags(flags),
+            result.trace_state,
+            recording=decision.is_recording(),  # type: ignore[no-untyped-call]
         )
         return origin, dict(result.attributes)
 
