@@ -177,9 +177,13 @@ async def one_round(turns: int, runs_per_round: int, order: Sequence[str], traci
         tracing.drain()
         gc.collect()
         started = time.process_time()
-        for runtime in runtimes:
+        while runtimes:
+            # each run's trace leaves the process with it, as it does for the PostgreSQL sink (the
+            # in-memory one would otherwise keep every run's steps and prompts for the collector to walk)
+            runtime = runtimes.pop()
             status = await runtime.run()
             await runtime.drain()
+            del runtime
         tracing.drain()
         times[name] = (time.process_time() - started) / (runs_per_round * turns) * 1e6
         assert status is RunStatus.SUCCEEDED, status
