@@ -267,6 +267,17 @@ def test_the_spans_are_those_the_sdk_would_make(traceparent: str | None, limits:
         ]
 
 
-def test_a_tracer_that_is_not_the_sdks_is_refused() -> None:
-    with pytest.raises(TypeError, match="SDK"):
-        OTelRunObserver(trace.NoOpTracer())
+def test_with_the_sdk_disabled_the_observer_makes_no_spans_and_never_raises(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    observer = OTelRunObserver(provider.get_tracer("agentkit"))  # the API's no-op tracer
+
+    observer.on_run(RUN)
+    observer.on_run(running())
+    for step in steps():
+        observer.on_step(step)
+    observer.on_run(ended_run())
+
+    assert exporter.get_finished_spans() == ()

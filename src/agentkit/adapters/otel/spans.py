@@ -208,17 +208,14 @@ class OTelRunObserver(RunObserver):
     """Turns run changes and steps into GenAI spans on `tracer`.
 
     Args:
-        tracer: Where spans go: the SDK's tracer (its provider exports with OTLP/HTTP).
+        tracer: Where spans go: the SDK's tracer (its provider exports with OTLP/HTTP). Any other
+            (the API's no-op tracer, which the SDK hands out under OTEL_SDK_DISABLED=true) makes
+            the observer make no spans at all.
         agent_name: gen_ai.agent.name of every run.
-
-    Raises:
-        TypeError: `tracer` is not the SDK's (the API's no-op tracer, say).
     """
 
     def __init__(self, tracer: Tracer, *, agent_name: str = "agentkit") -> None:
-        if not isinstance(tracer, SdkTracer):
-            raise TypeError(f"OTelRunObserver needs the OpenTelemetry SDK's tracer, not {type(tracer).__name__}")
-        self._spans = _FinishedSpans(tracer)
+        self._spans = _FinishedSpans(tracer) if isinstance(tracer, SdkTracer) else None
         self._agent = agent_name
         self._run_name = f"invoke_agent {agent_name}"
         self._parents: OrderedDict[str, otel_context.Context] = OrderedDict()  # accepted, not started
@@ -226,6 +223,9 @@ class OTelRunObserver(RunObserver):
 
     def on_run(self, run: Run) -> None:
         """Remember the caller's context of an accepted run, start the run's span, end it with the run."""
+        spans = self._spans
+        if spans is None:
+            return
         if run.status is RunStatus.PENDING:
             if run.id not in self._parents:
                 _remember(self._parents, run.id, otel_context.get_current())
@@ -233,34 +233,42 @@ class OTelRunObserver(RunObserver):
         if run.id in self._runs:
             span = self._runs[run.id]
         elif run.status is RunStatus.RUNNING or run.is_terminal:
-            span = self._start_run_span(run)
+            span = self._start_run_span(spans, run)
         else:
             return
         if run.is_terminal:
             self._runs.pop(run.id, None)
             if span is not None:
-                self._end_run_span(span, run)
+                self._end_run_span(spans, span, run)
 
     def on_step(self, step: Step) -> None:
         """A span for the step, child of its run's, with the step's own times.
 
         A run the sampler left out (OTEL_TRACES_SAMPLER) costs its steps nothing: no span is made.
         """
+        spans = self._spans
+        if spans is None:
+            return
+        run = None
         if step.run_id in self._runs:
             run = self._runs[step.run_id]
             if run is None:
                 return  # the sampler left the run out
-        else:
-            run = None
-        end = _ns(step.created_at)
-        start = end - int(step.latency_ms * 1_000_000)
         if isinstance(step, LLMStep):
-            self._chat_span(step, run, start, end)
+            name, kind, attributes, status = _chat(step)
         else:
             assert isinstance(step, ToolStep)  # noqa: S101 - Step has two members
-            self._tool_span(step, run, start, end)
+            name, kind, attributes, status = _tool(step)
+        if run is not None:  # under its run's span
+            origin = spans.child_origin(run, name, kind, attributes)
+        else:  # the run is not running here: under its caller's context, if it was accepted here
+            origin, attributes = spans.origin(self._parents.get(step.run_id), name, kind, attributes)
+        if origin.recording:
+            end = _ns(step.created_at)
+            start = end - int(step.latency_ms * 1_000_000)
+            spans.finish(name, spans.context(origin), origin, kind, attributes, start, end, status)
 
-    def _start_run_span(self, run: Run) -> _RunSpan | None:
+    def _start_run_span(self, spans: _FinishedSpans, run: Run) -> _RunSpan | None:
         parent = self._parents.pop(run.id, None)
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "invoke_agent",
@@ -270,15 +278,15 @@ class OTelRunObserver(RunObserver):
         }
         if run.session_id is not None:
             attributes["gen_ai.conversation.id"] = run.session_id
-        origin, attributes = self._spans.origin(parent, self._run_name, SpanKind.INTERNAL, attributes)
+        origin, attributes = spans.origin(parent, self._run_name, SpanKind.INTERNAL, attributes)
         span = None
         if origin.recording:
-            span = _RunSpan(self._spans.context(origin), origin, attributes, _ns(run.started_at or run.created_at))
+            span = _RunSpan(spans.context(origin), origin, attributes, _ns(run.started_at or run.created_at))
         if not run.is_terminal:
             _remember(self._runs, run.id, span)
         return span
 
-    def _end_run_span(self, span: _RunSpan, run: Run) -> None:
+    def _end_run_span(self, spans: _FinishedSpans, span: _RunSpan, run: Run) -> None:
         attributes = span.attributes
         attributes["gen_ai.usage.input_tokens"] = run.input_tokens
         attributes["gen_ai.usage.output_tokens"] = run.output_tokens
@@ -290,67 +298,55 @@ class OTelRunObserver(RunObserver):
             attributes["error.type"] = run.status.value
             status = Status(StatusCode.ERROR, run.failure_reason or run.status.value)
         end = _ns(run.finished_at) if run.finished_at else time.time_ns()
-        self._spans.finish(
+        spans.finish(
             self._run_name, span.context, span.origin, SpanKind.INTERNAL, attributes, span.start_ns, end, status
         )
 
-    def _place(
-        self, run: _RunSpan | None, run_id: str, name: str, kind: SpanKind, attributes: dict[str, Any]
-    ) -> tuple[_Origin, dict[str, Any]]:
-        """Where a step's span goes: under its run's span, or (the run is not running here) its caller's."""
-        if run is not None:
-            return self._spans.child_origin(run, name, kind, attributes), attributes
-        return self._spans.origin(self._parents.get(run_id), name, kind, attributes)
 
-    def _chat_span(self, step: LLMStep, run: _RunSpan | None, start: int, end: int) -> None:
-        prompt = step.prompt
-        model = prompt.model if prompt is not None else ""
-        attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "chat",
-            "gen_ai.usage.input_tokens": step.usage.input_tokens,
-            "gen_ai.usage.output_tokens": step.usage.output_tokens,
-            "agentkit.step.no": step.step_no,
-            "agentkit.llm.attempts": step.attempts,
-        }
-        if prompt is not None:
-            attributes["gen_ai.provider.name"] = PROVIDER_NAMES.get(prompt.provider, prompt.provider)
-            attributes["gen_ai.request.model"] = model
-            for key, value in prompt.parameters.items():
-                name = _REQUEST_PARAMETERS.get(key)
-                if name is not None and isinstance(value, int | float):
-                    attributes[name] = value
-        if step.finish_reason is not None:
-            attributes["gen_ai.response.finish_reasons"] = (step.finish_reason.value,)
-        if step.response_id:
-            attributes["gen_ai.response.id"] = step.response_id
-        if step.response_model:
-            attributes["gen_ai.response.model"] = step.response_model
-        if step.cost_usd is not None:
-            attributes["agentkit.llm.cost_usd"] = step.cost_usd
-        status = _UNSET
-        if step.error is not None:
-            attributes["error.type"] = step.error_type or "LLMError"
-            status = Status(StatusCode.ERROR, step.error)
-        name = f"chat {model}".rstrip()
-        origin, attributes = self._place(run, step.run_id, name, SpanKind.CLIENT, attributes)
-        if origin.recording:
-            spans = self._spans
-            spans.finish(name, spans.context(origin), origin, SpanKind.CLIENT, attributes, start, end, status)
+def _chat(step: LLMStep) -> tuple[str, SpanKind, dict[str, Any], Status]:
+    """An LLM step's span: name, kind, attributes, status."""
+    prompt = step.prompt
+    model = prompt.model if prompt is not None else ""
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.usage.input_tokens": step.usage.input_tokens,
+        "gen_ai.usage.output_tokens": step.usage.output_tokens,
+        "agentkit.step.no": step.step_no,
+        "agentkit.llm.attempts": step.attempts,
+    }
+    if prompt is not None:
+        attributes["gen_ai.provider.name"] = PROVIDER_NAMES.get(prompt.provider, prompt.provider)
+        attributes["gen_ai.request.model"] = model
+        for key, value in prompt.parameters.items():
+            name = _REQUEST_PARAMETERS.get(key)
+            if name is not None and isinstance(value, int | float):
+                attributes[name] = value
+    if step.finish_reason is not None:
+        attributes["gen_ai.response.finish_reasons"] = (step.finish_reason.value,)
+    if step.response_id:
+        attributes["gen_ai.response.id"] = step.response_id
+    if step.response_model:
+        attributes["gen_ai.response.model"] = step.response_model
+    if step.cost_usd is not None:
+        attributes["agentkit.llm.cost_usd"] = step.cost_usd
+    status = _UNSET
+    if step.error is not None:
+        attributes["error.type"] = step.error_type or "LLMError"
+        status = Status(StatusCode.ERROR, step.error)
+    return f"chat {model}".rstrip(), SpanKind.CLIENT, attributes, status
 
-    def _tool_span(self, step: ToolStep, run: _RunSpan | None, start: int, end: int) -> None:
-        attributes: dict[str, Any] = {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": step.tool_name,
-            "gen_ai.tool.call.id": step.call_id,
-            "gen_ai.tool.type": "function",
-            "agentkit.step.no": step.step_no,
-        }
-        status = _UNSET
-        if not step.result.ok:
-            attributes["error.type"] = "tool_error"
-            status = Status(StatusCode.ERROR, step.result.error or "the tool failed")
-        name = f"execute_tool {step.tool_name}"
-        origin, attributes = self._place(run, step.run_id, name, SpanKind.INTERNAL, attributes)
-        if origin.recording:
-            spans = self._spans
-            spans.finish(name, spans.context(origin), origin, SpanKind.INTERNAL, attributes, start, end, status)
+
+def _tool(step: ToolStep) -> tuple[str, SpanKind, dict[str, Any], Status]:
+    """A tool step's span: name, kind, attributes, status."""
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": step.tool_name,
+        "gen_ai.tool.call.id": step.call_id,
+        "gen_ai.tool.type": "function",
+        "agentkit.step.no": step.step_no,
+    }
+    status = _UNSET
+    if not step.result.ok:
+        attributes["error.type"] = "tool_error"
+        status = Status(StatusCode.ERROR, step.result.error or "the tool failed")
+    return f"execute_tool {step.tool_name}", SpanKind.INTERNAL, attributes, status
