@@ -1,28 +1,35 @@
-"""What seeing everything costs the loop: prompts captured, prices, Prometheus metrics and OpenTelemetry spans.
+"""What seeing everything costs the loop: prompts captured, OpenTelemetry spans, prices and Prometheus metrics.
 
 The loop of `bench/loop_overhead.py` (the scripted LLM, an async no-op tool, the in-memory
 adapters; a turn is one LLM call that asks for one tool call, then that tool call: two trace
-steps), run in configurations that add one thing at a time:
+steps), run in these configurations:
 
-- `off`: no prompt capture, no prices, no observers (the loop as it was before issue 13);
-- `prompts`: each LLM call's prompt reference, its new messages digested and redacted (secrets
-  configured), as the service always does;
-- `+ prices`: each call priced from genai-prices' table;
-- `+ metrics`: the Prometheus observer (the run repository observed, every step counted);
-- `+ otel 10%`: the OpenTelemetry observer with a 10 % trace-id ratio sampler (OTEL_TRACES_SAMPLER=
-  parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=0.1): the other runs make no step spans;
-- `+ otel`: every run traced, spans batched to an exporter that drops them (what the collector
-  does with them is not the loop's cost);
-- `events`: `off` plus the live event feed (GET /v1/runs/{id}/events) on the in-memory log: the run
-  repository observed, every status change and step appended;
-- `events redis`: the same on the Redis log (a stream per run, XADDs pipelined by its writer task on
-  the same event loop, drained inside the timed round), when REDIS_URL is set.
+- `off`: no prompt capture, no prices, no observers; the steps are still checked for secrets
+  (two configured), as the service always does (the figures before this bench had the same `off`);
+- `off, no secrets`: nor that (the loop as it was before issue 13);
+- `prompts`: each LLM call's prompt reference, its new messages digested and checked for secrets,
+  as the service always does;
+- `prompts + otel`: and the OpenTelemetry observer, every run traced, spans batched to an
+  exporter that drops them (what the collector does with them is not the loop's cost): the
+  configuration of the aim;
+- `prompts + otel 10%`: the same with a 10 % trace-id ratio sampler (OTEL_TRACES_SAMPLER=
+  parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=0.1): the other runs make no spans;
+- `everything`: `prompts + otel` plus each call priced from genai-prices' table and the
+  Prometheus observer (the run repository observed, every step counted);
+- `events`: `off` plus the live event feed (GET /v1/runs/{id}/events), which the service always
+  runs, on the in-memory log: the run repository observed, every status change and step appended;
+- `events redis`: the same on the Redis log (a stream per run, written by its writer task on the
+  same event loop, drained inside the timed span), when REDIS_URL is set.
 
-Against the hand-written loop of loop_overhead.py, measured in the same rounds; "own" is the
-loop's time minus the baseline's; the added cost of each configuration is given against `off`'s
-own time. Rounds alternate and medians are reported, since these machines are noisy.
+Every configuration and the hand-written loop of loop_overhead.py (the baseline) are timed in
+each round, in an order that rotates from round to round. A configuration's time includes
+whatever work it left for later (the trace sinks and observers are flushed, and the span
+processor's queue drained, inside the timed span), so nothing is measured as saved that was only
+moved. "own" is a time minus the baseline's; "added" is a configuration's time minus `off`'s in the
+same round, and "of own" that against `off`'s own time in the same round. Medians over the rounds
+are reported with the lowest and highest round, since these machines are noisy.
 
-Run: `.venv/bin/python bench/observability_overhead.py [--quick]` (with REDIS_URL for `events redis`).
+Run: `.venv/bin/python bench/observability_overhead.py [--quick] [--rounds N]` (with REDIS_URL for `events redis`).
 """
 
 import argparse
@@ -67,8 +74,17 @@ from agentkit.domain.ids import OwnerId
 from agentkit.domain.run import RunStatus
 from loop_overhead import GOAL, baseline_run, noop, script
 
-CONFIGS = ["off", "prompts", "+ prices", "+ metrics", "+ otel 10%", "+ otel", "events"]
-LEVELS = ("off", "prompts", "+ prices", "+ metrics", "+ otel 10%", "+ otel")
+SECRETS = ("sk-a-secret-key-of-the-provider", "an-api-key-0123")
+# name: (secrets, prompts, otel: None / "all" / "10%", prices and metrics, event log: None / its name)
+CONFIGS: dict[str, tuple[bool, bool, str | None, bool, str | None]] = {
+    "off, no secrets": (False, False, None, False, None),
+    "off": (True, False, None, False, None),
+    "prompts": (True, True, None, False, None),
+    "prompts + otel": (True, True, "all", False, None),
+    "prompts + otel 10%": (True, True, "10%", False, None),
+    "everything": (True, True, "all", True, None),
+    "events": (True, False, None, False, "memory"),
+}
 
 
 class DropSpans(SpanExporter):
@@ -77,6 +93,31 @@ class DropSpans(SpanExporter):
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         """Drop them."""
         return SpanExportResult.SUCCESS
+
+
+class Tracing:
+    """Two tracer providers (every run; 10 % of runs), each batching to an exporter that drops spans."""
+
+    def __init__(self) -> None:
+        self.providers = {
+            "all": TracerProvider(),
+            "10%": TracerProvider(sampler=ParentBased(TraceIdRatioBased(0.1))),
+        }
+        for provider in self.providers.values():
+            provider.add_span_processor(BatchSpanProcessor(DropSpans(), max_queue_size=100_000))
+        self.observers = {
+            name: OTelRunObserver(provider.get_tracer("bench")) for name, provider in self.providers.items()
+        }
+
+    def drain(self) -> None:
+        """Export what the processors hold (the batch thread's work, counted in the caller's time)."""
+        for provider in self.providers.values():
+            provider.force_flush()
+
+    def shutdown(self) -> None:
+        """Stop the processors."""
+        for provider in self.providers.values():
+            provider.shutdown()
 
 
 def scripted(turns: int) -> ScriptedLLMClient:
@@ -89,41 +130,34 @@ class Runtime:
     """The real loop in one of the configurations."""
 
     def __init__(
-        self,
-        llm: ScriptedLLMClient,
-        max_steps: int,
-        config: str,
-        otel: OTelRunObserver,
-        sampled: OTelRunObserver,
-        logs: dict[str, RunEventLog],
+        self, llm: ScriptedLLMClient, max_steps: int, config: str, tracing: Tracing, logs: dict[str, RunEventLog]
     ) -> None:
-        level = LEVELS.index(config) if config in LEVELS else 0
+        with_secrets, prompts, otel, priced, events = CONFIGS[config]
         clock = FixedClock()
         runs = InMemoryRunRepository()
         observers: list[RunObserver] = []
-        if config in logs:
-            observers.append(RunEventFeed(logs[config]))
-        if level >= 3:
+        if priced:
             observers.append(PrometheusMetrics())
-        if config == "+ otel 10%":
-            observers.append(sampled)
-        elif level >= 5:
-            observers.append(otel)
+        if otel is not None:
+            observers.append(tracing.observers[otel])
+        if events is not None:
+            observers.append(RunEventFeed(logs[events]))
         fanout = RunObservers(observers)
-        sinks: list[TraceSink] = [ObserverStepSink(fanout)] if observers else []
+        self.sinks: list[TraceSink] = [ObserverStepSink(fanout)] if observers else []
         repository = ObservedRunRepository(runs, fanout) if observers else runs
-        policy = PromptPolicy(capture=level >= 1, secrets=("sk-a-secret-key-of-the-provider", "an-api-key-0123"))
+        policy = PromptPolicy(capture=prompts, secrets=SECRETS if with_secrets else ())
+        self.trace = InMemoryTraceSink()
         loop = AgentLoop(
             llm=llm,
             tools=ToolRegistry([noop]),
             runs=repository,
-            trace=InMemoryTraceSink(),
+            trace=self.trace,
             sessions=InMemorySessionStore(clock),
             clock=clock,
             config=AgentConfig(),
-            observers=sinks,
+            observers=self.sinks,
             prompt_policy=policy,
-            prices=GenAIPriceTable() if level >= 2 else None,
+            prices=GenAIPriceTable() if priced else None,
         )
         create = CreateRun(
             runs=repository, clock=clock, ids=SequentialIdGenerator(), max_steps=max_steps, max_goal_chars=10_000
@@ -134,79 +168,99 @@ class Runtime:
         run = await self.agent.execute(CreateRunInput(owner=OwnerId("bench"), goal=GOAL))
         return run.status
 
+    async def drain(self) -> None:
+        """Whatever the sinks hold back, done now."""
+        await self.trace.flush()
+        for sink in self.sinks:
+            await sink.flush()
 
-async def per_turn(
-    turns: int,
-    runs_per_round: int,
-    rounds: int,
-    otel: OTelRunObserver,
-    sampled: OTelRunObserver,
-    logs: dict[str, RunEventLog],
+
+async def one_round(
+    turns: int, runs_per_round: int, order: Sequence[str], tracing: Tracing, logs: dict[str, RunEventLog]
 ) -> dict[str, float]:
-    """Median µs per turn of each configuration and of the hand-written baseline: wall time, and under
-    `<name> cpu` this process's CPU time (what a Redis server on the same machine does is not in it)."""
-    samples: dict[str, list[float]] = {name: [] for name in (*CONFIGS, "baseline")}
-    cpu: dict[str, list[float]] = {f"{name} cpu": [] for name in (*CONFIGS, "baseline")}
-    for _ in range(rounds):
-        for config in CONFIGS:
-            runtimes = [Runtime(scripted(turns), turns + 1, config, otel, sampled, logs) for _ in range(runs_per_round)]
+    """µs per turn of each configuration and of the baseline, in `order`."""
+    times: dict[str, float] = {}
+    for name in order:
+        if name == "baseline":
+            clients = [scripted(turns) for _ in range(runs_per_round)]
             gc.collect()
-            started, started_cpu = time.perf_counter(), time.process_time()
-            for runtime in runtimes:
-                status = await runtime.run()
-            if config in logs:
-                await logs[config].aclose()  # the writer's work counts: what it queued is sent
-            samples[config].append((time.perf_counter() - started) / (runs_per_round * turns) * 1e6)
-            cpu[f"{config} cpu"].append((time.process_time() - started_cpu) / (runs_per_round * turns) * 1e6)
-            assert status is RunStatus.SUCCEEDED, status
-        clients = [scripted(turns) for _ in range(runs_per_round)]
+            started = time.process_time()
+            for llm in clients:
+                await baseline_run(llm, [noop.schema])
+            times[name] = (time.process_time() - started) / (runs_per_round * turns) * 1e6
+            continue
+        runtimes = [Runtime(scripted(turns), turns + 1, name, tracing, logs) for _ in range(runs_per_round)]
+        tracing.drain()
         gc.collect()
-        started, started_cpu = time.perf_counter(), time.process_time()
-        for llm in clients:
-            await baseline_run(llm, [noop.schema])
-        samples["baseline"].append((time.perf_counter() - started) / (runs_per_round * turns) * 1e6)
-        cpu["baseline cpu"].append((time.process_time() - started_cpu) / (runs_per_round * turns) * 1e6)
-    return {name: statistics.median(values) for name, values in (*samples.items(), *cpu.items())}
+        started = time.process_time()
+        while runtimes:
+            # each run's trace leaves the process with it, as it does for the PostgreSQL sink (the
+            # in-memory one would otherwise keep every run's steps and prompts for the collector to walk)
+            runtime = runtimes.pop()
+            status = await runtime.run()
+            await runtime.drain()
+            del runtime
+        tracing.drain()
+        events = CONFIGS[name][4]
+        if events is not None:
+            await logs[events].aclose()  # the writer's work counts: what it queued is sent
+        times[name] = (time.process_time() - started) / (runs_per_round * turns) * 1e6
+        assert status is RunStatus.SUCCEEDED, status
+    return times
 
 
-async def main(quick: bool) -> None:
+def spread(values: list[float], scale: float = 1.0, unit: str = "us") -> str:
+    """Median [lowest, highest]."""
+    if unit == "%":
+        return f"{statistics.median(values):5.0%} [{min(values):4.0%}, {max(values):4.0%}]"
+    return f"{statistics.median(values) * scale:6.1f} [{min(values):5.1f}, {max(values):5.1f}]"
+
+
+async def main(quick: bool, rounds: int | None) -> None:
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
-    provider = TracerProvider()
-    provider.add_span_processor(BatchSpanProcessor(DropSpans(), max_queue_size=100_000))
-    otel = OTelRunObserver(provider.get_tracer("bench"))
-    ratio = TracerProvider(sampler=ParentBased(TraceIdRatioBased(0.1)))
-    ratio.add_span_processor(BatchSpanProcessor(DropSpans(), max_queue_size=100_000))
-    sampled = OTelRunObserver(ratio.get_tracer("bench"))
-    rounds = 3 if quick else 9
-    logs: dict[str, RunEventLog] = {"events": InMemoryRunEventLog(max_len=100, max_runs=100)}
+    tracing = Tracing()
+    logs: dict[str, RunEventLog] = {"memory": InMemoryRunEventLog(max_len=100, max_runs=100)}
     redis = None
     if os.environ.get("REDIS_URL"):
         redis = create_redis(os.environ["REDIS_URL"])
         prefix = f"agentkit-bench:{secrets.token_hex(4)}:"
-        logs["events redis"] = RedisRunEventLog(redis, prefix=prefix, max_len=100, ttl_s=60)
-        CONFIGS.append("events redis")
-    await per_turn(10, 20, 1, otel, sampled, logs)  # warm-up
-    figures = await per_turn(20, 50 if quick else 150, rounds, otel, sampled, logs)
+        logs["redis"] = RedisRunEventLog(redis, prefix=prefix, max_len=100, ttl_s=60)
+        CONFIGS["events redis"] = (True, False, None, False, "redis")
+    rounds = rounds or (3 if quick else 30)
+    runs_per_round = 30 if quick else 60
+    names = [*CONFIGS, "baseline"]
+    await one_round(10, 20, names, tracing, logs)  # warm-up
+    samples: list[dict[str, float]] = []
+    for index in range(rounds):
+        order = names[index % len(names) :] + names[: index % len(names)]
+        samples.append(await one_round(20, runs_per_round, order, tracing, logs))
+    tracing.shutdown()
     if redis is not None:
         keys = [key async for key in redis.scan_iter(match=f"{prefix}*")]
         for start in range(0, len(keys), 500):
             await redis.delete(*keys[start : start + 500])
         await redis.aclose()
-    provider.shutdown()
-    ratio.shutdown()
-    base = figures["baseline"]
-    off_own = figures["off"] - base
-    print(f"Python {sys.version.split()[0]}; 20-turn runs; one turn = one LLM call + one tool call (2 trace steps)")
-    print(f"{'configuration':14}{'per turn':>11}{'own':>11}{'added':>11}{'of own':>9}{'cpu added':>12}")
-    print(f"{'baseline':14}{base:9.1f}us")
-    for config in CONFIGS:
-        own = figures[config] - base
-        added = figures[config] - figures["off"]
-        cpu_added = figures[f"{config} cpu"] - figures["off cpu"]
-        print(f"{config:14}{figures[config]:9.1f}us{own:9.1f}us{added:9.1f}us{added / off_own:8.0%}{cpu_added:10.1f}us")
+    print(
+        f"Python {sys.version.split()[0]}; {rounds} rounds of {runs_per_round} 20-turn runs per configuration; "
+        "one turn = one LLM call + one tool call (2 trace steps); median [lowest, highest round]"
+    )
+    print(f"{'configuration':20}{'per turn, us':>22}{'own, us':>22}{'added, us':>22}{'of off own':>20}")
+    base = [s["baseline"] for s in samples]
+    print(f"{'baseline':20}{spread(base):>22}")
+    for name in CONFIGS:
+        per_turn = [s[name] for s in samples]
+        own = [s[name] - s["baseline"] for s in samples]
+        added = [s[name] - s["off"] for s in samples]
+        ratio = [(s[name] - s["off"]) / (s["off"] - s["baseline"]) for s in samples]
+        row = f"{name:20}{spread(per_turn):>22}{spread(own):>22}"
+        if name != "off":
+            row += f"{spread(added):>22}{spread(ratio, unit='%'):>20}"
+        print(row)
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--quick", action="store_true", help="fewer rounds, for a smoke test")
-    asyncio.run(main(parser.parse_args().quick))
+    parser.add_argument("--quick", action="store_true", help="fewer rounds and runs, for a smoke test")
+    parser.add_argument("--rounds", type=int, help="rounds (default 30, 3 with --quick)")
+    args = parser.parse_args()
+    asyncio.run(main(args.quick, args.rounds))

@@ -106,3 +106,20 @@ def test_stored_steps_lose_secrets_and_redacted_fields() -> None:
     assert "p4ss" not in msgspec.json.encode([stored_llm, stored_tool]).decode()
     assert isinstance(stored_tool, ToolStep)
     assert stored_tool.arguments == {"password": "[redacted]", "user": "[redacted]"}
+
+
+def test_many_secrets_are_kept_out_as_surely_as_a_few() -> None:
+    # a few secrets are looked for one by one, many with one regular expression: both find them all
+    few = [f"sk-few-secret-{n:02}" for n in range(3)]
+    many = [f"sk-many-secret-{n:02}" for n in range(40)]
+    for secrets in (few, many):
+        log = PromptLog(PromptPolicy(redact_fields=frozenset({"password"}), secrets=tuple(secrets)))
+        said = Message(role="user", content=f"first {secrets[0]}, last {secrets[-1]}")
+        plain = Message(role="user", content="nothing to hide")
+
+        _, new = log.sent([SYSTEM, said, plain, CALL], [])
+
+        assert new.messages[1].message.content == "first [redacted], last [redacted]"
+        assert new.messages[2].message is plain  # a message holding no secret is stored as it came
+        assert new.messages[3].message.tool_calls[0].arguments == {"password": "[redacted]"}
+        assert [m.digest for m in new.messages] == [digest_of(m) for m in (SYSTEM, said, plain, CALL)]

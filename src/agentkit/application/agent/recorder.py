@@ -2,6 +2,7 @@
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 import structlog
 
@@ -23,13 +24,14 @@ class StepRecorder:
     sent before (`prompts`), so each message is stored once, and what they cost.
     """
 
-    __slots__ = ("deps", "gaps", "prompts", "step_no")
+    __slots__ = ("_llm", "deps", "gaps", "prompts", "step_no")
 
     def __init__(self, deps: LoopDeps) -> None:
         self.deps = deps
         self.step_no = 0
         self.gaps = 0  # steps the durable trace sink refused to take
         self.prompts = PromptLog(deps.prompt_policy)
+        self._llm: tuple[str, str, dict[str, Any]] | None = None  # the model's provider, name and parameters
 
     def prompt_of(
         self, messages: Sequence[Message], schemas: Sequence[ToolSchema]
@@ -37,8 +39,11 @@ class StepRecorder:
         """What the LLM call about to be made sends, as the trace stores it (None when prompts are not captured)."""
         if not self.deps.prompt_policy.capture:
             return None, None
-        llm = self.deps.llm
-        return self.prompts.sent(messages, schemas, provider=llm.provider, model=llm.model, parameters=llm.parameters)
+        named = self._llm
+        if named is None:  # a client names the same model and parameters on every request: asked once a run
+            llm = self.deps.llm
+            named = self._llm = (llm.provider, llm.model, llm.parameters)
+        return self.prompts.sent(messages, schemas, provider=named[0], model=named[1], parameters=named[2])
 
     def cost_of(self, usage: Usage) -> float | None:
         """What an LLM call with this usage cost (None: unknown price)."""
