@@ -97,6 +97,22 @@ class RunCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         ]
         | None
     ) = None
+    callback_url: (
+        Annotated[
+            str,
+            msgspec.Meta(
+                min_length=1,
+                max_length=2048,
+                description=(
+                    "POST the run's events here: when it enters `requires_action` and when it ends, signed per the "
+                    "Standard Webhooks spec and retried with backoff (GET /v1/runs/{id}/webhooks shows each attempt). "
+                    "http(s) only; a host that is or resolves to a private, loopback, link-local or metadata address "
+                    "is refused (422 `invalid_callback_url`). Left out: the server's WEBHOOK_URL, if it has one."
+                ),
+            ),
+        ]
+        | None
+    ) = None
 
 
 def agent_name_type(agent_names: tuple[str, ...]) -> Any:

@@ -161,6 +161,7 @@ class RunsController(Controller):
                 idempotency_key=idempotency_key,
                 request_fingerprint=_fingerprint(data) if idempotency_key else None,
                 agent=data.agent,
+                callback_url=data.callback_url,
             ),
             wait_s=0.0 if respond_async else config.response_timeout_s,
         )
