@@ -119,7 +119,7 @@ class WebhookNotifier(RunObserver):
         for retry in range(1, _STORE_TRIES + 1):
             try:
                 if await self._outbox.add(delivery):
-                    logger.info("webhook_queued", run_id=delivery.run_id, webhook_id=delivery.id, event=delivery.event)
+                    logger.info("webhook_queued", run_id=delivery.run_id, webhook_id=delivery.id, type=delivery.event)
                 self._bell.ring()
                 return
             except StoreUnavailable as exc:
