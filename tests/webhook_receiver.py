@@ -11,6 +11,7 @@ import contextlib
 import secrets
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from http import HTTPStatus
 from typing import Any
 
 from standardwebhooks import Webhook, WebhookVerificationError
@@ -85,7 +86,9 @@ class Receiver:
             async with self._arrived:
                 self.received.append(Received(headers=headers, body=body, payload=payload, answered=status))
                 self._arrived.notify_all()
-            writer.write(f"HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".encode())
+            writer.write(
+                f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".encode()
+            )
             await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             pass

@@ -115,6 +115,8 @@ async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) 
         "/v1/runs/{run_id}",
         "/v1/runs/{run_id}/trace",
         "/v1/runs/{run_id}/cancel",
+        "/v1/runs/{run_id}/approvals",
+        "/v1/runs/{run_id}/tool_outputs",
         "/v1/tools",
         "/v1/agents",
         "/v1/chat",
@@ -146,6 +148,11 @@ async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) 
     assert run_create["properties"]["goal"]["maxLength"] == 8000  # MAX_GOAL_CHARS, what the server enforces
     assert run_create["properties"]["token_budget"]["maximum"] == 2**31 - 1
     assert run_create["properties"]["output_schema"]["oneOf"][0] == {"$ref": "#/components/schemas/OutputSchema"}
+    approvals = document["paths"]["/v1/runs/{run_id}/approvals"]["post"]
+    assert "digest_mismatch" in approvals["responses"]["409"]["description"]
+    assert document["components"]["schemas"]["ApprovalCreate"]["required"] == ["call_id", "decision", "digest"]
+    assert "requires_action" in document["components"]["schemas"]["RunView"]["properties"]["status"]["enum"]
+    assert "client_tools" in run_create["properties"]
     read = document["paths"]["/v1/runs/{run_id}"]["get"]
     assert set(read["responses"]) == {"200", "400", "401", "404", "422", "429", "503"}
     assert set(document["paths"]["/health"]["get"]["responses"]) == {"200", "503"}

@@ -1,12 +1,16 @@
 """The run aggregate and its status state machine.
 
     pending ──▶ running ──▶ succeeded | failed | refused | max_steps_exceeded | timed_out | cancelled
-       │         │  ▲
-       │         └──┘ resumed: another executor takes it over under a new attempt
-       ├──▶ cancelled, failed
+       │         │  ▲  ▲
+       │         └──┘  └──── requires_action ──▶ cancelled | expired (unanswered within APPROVAL_TTL_S)
+       │   resumed: another executor    ▲ │
+       │   takes it over                └─┘ paused: calls wait on an approval or a client tool's output;
+       ├──▶ cancelled, failed                answered, the run goes on from its stored steps
        └───────────┴──▶ expired   (no executor within the lease, MAX_RUN_ATTEMPTS times)
 
-Terminal statuses never change again. Cancel is a request: a pending run is cancelled at once, a
+Terminal statuses never change again. A run in `requires_action` holds no executor and no lease:
+it waits on the answers to its pending calls (see `domain.actions`), and goes back to `running`,
+claimable at once, when the last one is given. Cancel is a request: a pending run is cancelled at once, a
 running run gets `cancel_requested` and ends `cancelled` at its next step boundary.
 
 Every executor that takes a run (the first, or one resuming it after the last one died) claims it
@@ -22,9 +26,11 @@ from typing import Any
 
 import msgspec
 
+from agentkit.domain.actions import CallAnswer, PendingCall, RequiredAction, answer_call
 from agentkit.domain.errors import IllegalTransition, InvalidGoal
 from agentkit.domain.ids import OwnerId, RunId, SessionId, ToolCallId
 from agentkit.domain.messages import Usage
+from agentkit.domain.tools import ToolSchema
 
 
 class RunStatus(StrEnum):
@@ -32,6 +38,7 @@ class RunStatus(StrEnum):
 
     PENDING = "pending"
     RUNNING = "running"
+    REQUIRES_ACTION = "requires_action"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     REFUSED = "refused"
@@ -43,7 +50,12 @@ class RunStatus(StrEnum):
     @property
     def is_terminal(self) -> bool:
         """Whether the run has ended for good."""
-        return self not in (RunStatus.PENDING, RunStatus.RUNNING)
+        return self not in (RunStatus.PENDING, RunStatus.RUNNING, RunStatus.REQUIRES_ACTION)
+
+    @property
+    def is_at_rest(self) -> bool:
+        """Whether no executor works on the run: it ended, or waits on its client (`requires_action`)."""
+        return self is RunStatus.REQUIRES_ACTION or self.is_terminal
 
 
 _ENDINGS_OF_RUNNING = frozenset(
@@ -55,12 +67,14 @@ _ENDINGS_OF_RUNNING = frozenset(
         RunStatus.TIMED_OUT,
         RunStatus.CANCELLED,
         RunStatus.EXPIRED,
+        RunStatus.REQUIRES_ACTION,
     }
 )
 
 ALLOWED_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
     RunStatus.PENDING: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED, RunStatus.FAILED, RunStatus.EXPIRED}),
     RunStatus.RUNNING: _ENDINGS_OF_RUNNING,
+    RunStatus.REQUIRES_ACTION: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED, RunStatus.EXPIRED}),
     **{status: frozenset() for status in RunStatus if status.is_terminal},
 }
 
@@ -97,9 +111,16 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
             fenced off.
         calling: The tool call, of a tool that is not idempotent, that may be running: recorded
             before the call starts, so a resumed run never repeats its side effect.
-        attempt: Incremented each time an executor starts it; stale attempts are fenced off.
         agent: The name of the agent profile it runs with (`default` when none was named).
         agent_version: A digest of that profile as it was when the run was accepted.
+        action: The calls it waits on while `requires_action`, with the answers given so far; kept
+            until the answered turn's calls have run.
+        pauses: How often it paused (an attempt that ends in a pause is no executor lost: see
+            `lost_attempts`).
+        approval_required: Names of tools whose calls need an approval in this run (besides the
+            tools that always need one).
+        client_tools: Tools the client runs itself: a call pauses the run until its output comes.
+        callback_url: Where its webhooks go (on `requires_action` and on its terminal status).
     """
 
     id: RunId
@@ -129,11 +150,26 @@ class Run(msgspec.Struct, frozen=True, kw_only=True):
     calling: ToolCallId | None = None
     agent: str = "default"
     agent_version: str | None = None
+    action: RequiredAction | None = None
+    pauses: int = 0
+    approval_required: tuple[str, ...] = ()
+    client_tools: tuple[ToolSchema, ...] = ()
+    callback_url: str | None = None
 
     @property
     def is_terminal(self) -> bool:
         """Whether the run has ended for good."""
         return self.status.is_terminal
+
+    @property
+    def is_at_rest(self) -> bool:
+        """Whether no executor works on it: it ended, or waits on its client."""
+        return self.status.is_at_rest
+
+    @property
+    def lost_attempts(self) -> int:
+        """The attempts that ended without a pause or an end: executors that died (or handed it back)."""
+        return self.attempt - self.pauses
 
 
 # Not text anyone means: no store (PostgreSQL text), provider or terminal takes them.
@@ -206,6 +242,38 @@ def hand_back(run: Run, *, now: datetime) -> Run:
     return msgspec.structs.replace(run, expires_at=now)
 
 
+def pause(run: Run, calls: tuple[PendingCall, ...], *, now: datetime, until: datetime) -> Run:
+    """running → requires_action: these calls wait on answers until `until`; the run gives up its lease.
+
+    The lease's expiry becomes the action's: the sweeper ends a run nobody answered `expired`.
+    """
+    if not calls:
+        raise ValueError("a run pauses on at least one call")
+    action = RequiredAction(calls=calls, requested_at=now, expires_at=until)
+    return _move(run, RunStatus.REQUIRES_ACTION, action=action, expires_at=until, calling=None, pauses=run.pauses + 1)
+
+
+def give_answer(run: Run, call_id: ToolCallId, digest: str | None, given: CallAnswer, *, now: datetime) -> Run:
+    """Record the answer to one waiting call; with the last one, requires_action → running, claimable at once.
+
+    Raises:
+        IllegalTransition: the run does not wait on anything.
+        ActionRefused: the answer does not fit the call (see `domain.actions.answer_call`).
+    """
+    if run.status is not RunStatus.REQUIRES_ACTION or run.action is None:
+        raise IllegalTransition(run.status.value, RunStatus.RUNNING.value)
+    action = answer_call(run.action, call_id, digest, given)
+    if not action.answered:
+        return msgspec.structs.replace(run, action=action)
+    # a lease that lapsed now: the next executor (any process) claims it and goes on from its steps
+    return _move(run, RunStatus.RUNNING, action=action, expires_at=now)
+
+
+def action_done(run: Run) -> Run:
+    """The answered calls have run: the run no longer carries their answers."""
+    return msgspec.structs.replace(run, action=None)
+
+
 def mark_calling(run: Run, call_id: ToolCallId | None) -> Run:
     """Record the call of a tool that is not idempotent as started (or, with None, that none is)."""
     return msgspec.structs.replace(run, calling=call_id)
@@ -254,7 +322,7 @@ def end(run: Run, status: RunStatus, *, now: datetime, reason: str, answer: str 
 
 
 def request_cancel(run: Run, *, now: datetime) -> Run:
-    """Ask a run to stop: a pending run is cancelled at once, a running one at its next step.
+    """Ask a run to stop: a pending or paused run is cancelled at once, a running one at its next step.
 
     Cancelling a cancelled run changes nothing; cancelling a run that ended otherwise raises.
     """
@@ -262,11 +330,13 @@ def request_cancel(run: Run, *, now: datetime) -> Run:
         return end(run, RunStatus.CANCELLED, now=now, reason="cancelled before it started")
     if run.status is RunStatus.RUNNING:
         return msgspec.structs.replace(run, cancel_requested=True)
+    if run.status is RunStatus.REQUIRES_ACTION:
+        return end(run, RunStatus.CANCELLED, now=now, reason="cancelled while it waited on an approval or tool output")
     if run.status is RunStatus.CANCELLED:
         return run
     raise IllegalTransition(run.status.value, RunStatus.CANCELLED.value)
 
 
 def expire(run: Run, *, now: datetime, reason: str = "worker_lost") -> Run:
-    """pending|running → expired: its executor stopped renewing the lease."""
+    """pending|running → expired: its executor stopped renewing the lease (or, requires_action: nobody answered)."""
     return end(run, RunStatus.EXPIRED, now=now, reason=reason)

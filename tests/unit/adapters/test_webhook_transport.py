@@ -79,14 +79,14 @@ async def test_a_url_refused_at_send_time_is_not_contacted_and_not_retried() -> 
 
     assert seen == []
     assert not outcome.retryable
-    assert outcome.error is not None and "private address" in outcome.error
+    assert "private address" in str(outcome.error)
 
 
 async def test_a_host_that_does_not_resolve_at_send_time_is_retried() -> None:
     outcome = await transport_answering(200, []).post(delivery("http://gone.test/x"), at=datetime.now(UTC))
 
     assert outcome.retryable
-    assert outcome.error is not None and "cannot resolve 'gone.test'" in outcome.error
+    assert "cannot resolve 'gone.test'" in str(outcome.error)
 
 
 async def test_loopback_is_refused_unless_allowed_and_private_addresses_always() -> None:

@@ -5,8 +5,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from agentkit.domain.actions import ActionKind, CallAnswer, Decision, PendingCall, RequiredAction, call_digest
 from agentkit.domain.errors import IllegalTransition, InvalidGoal
-from agentkit.domain.ids import OwnerId, RunId
+from agentkit.domain.ids import OwnerId, RunId, ToolCallId
 from agentkit.domain.messages import Usage
 from agentkit.domain.run import (
     ALLOWED_TRANSITIONS,
@@ -15,6 +16,8 @@ from agentkit.domain.run import (
     add_usage,
     end,
     expire,
+    give_answer,
+    pause,
     request_cancel,
     start,
     succeed,
@@ -33,20 +36,47 @@ LEGAL = {
     (S.PENDING, S.FAILED),
     (S.PENDING, S.EXPIRED),
     *((S.RUNNING, target) for target in S if target.is_terminal),
+    (S.RUNNING, S.REQUIRES_ACTION),
+    (S.REQUIRES_ACTION, S.RUNNING),
+    (S.REQUIRES_ACTION, S.CANCELLED),
+    (S.REQUIRES_ACTION, S.EXPIRED),
 }
 TERMINAL = [status for status in RunStatus if status.is_terminal]
 
 
+WAITING_CALL = PendingCall(
+    call_id=ToolCallId("call-1"),
+    name="transfer",
+    arguments={"amount": 5},
+    digest=call_digest("transfer", {"amount": 5}),
+    kind=ActionKind.APPROVAL,
+)
+
+
 def make_run(status: RunStatus = RunStatus.PENDING, *, attempt: int = 0) -> Run:
+    action = None
+    if status is RunStatus.REQUIRES_ACTION:
+        action = RequiredAction(calls=(WAITING_CALL,), requested_at=T0, expires_at=LEASE)
     return Run(
-        id=RunId("run-1"), owner=OwnerId("owner-1"), goal="Say hi", created_at=T0, status=status, attempt=attempt
+        id=RunId("run-1"),
+        owner=OwnerId("owner-1"),
+        goal="Say hi",
+        created_at=T0,
+        status=status,
+        attempt=attempt,
+        action=action,
     )
 
 
 def move(run: Run, target: RunStatus) -> Run:
     """Drive a transition through the public function that reaches `target`."""
+    if target is RunStatus.RUNNING and run.status is RunStatus.REQUIRES_ACTION:
+        approval = CallAnswer(decision=Decision.APPROVE, answered_at=LATER)
+        return give_answer(run, WAITING_CALL.call_id, WAITING_CALL.digest, approval, now=LATER)
     if target is RunStatus.RUNNING:
         return start(run, now=LATER, lease_until=LEASE)
+    if target is RunStatus.REQUIRES_ACTION:
+        return pause(run, (WAITING_CALL,), now=LATER, until=LEASE)
     if target is RunStatus.SUCCEEDED:
         return succeed(run, now=LATER, answer="hi")
     if target is RunStatus.EXPIRED:

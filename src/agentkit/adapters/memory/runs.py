@@ -7,8 +7,11 @@ import msgspec
 
 from agentkit.application.errors import IdempotencyConflict, StaleAttempt
 from agentkit.application.ports.run_repository import LapsedCursor, RunRepository, cursor_of
+from agentkit.domain.actions import RequiredAction
 from agentkit.domain.ids import OwnerId, RunId
 from agentkit.domain.run import Run, RunStatus, claim, claimable, expire
+
+_EXECUTABLE = (RunStatus.PENDING, RunStatus.RUNNING)
 
 
 class InMemoryRunRepository(RunRepository):
@@ -72,7 +75,7 @@ class InMemoryRunRepository(RunRepository):
             (
                 run
                 for run in self._runs.values()
-                if not run.is_terminal and run.expires_at is not None and run.expires_at < now
+                if run.status in _EXECUTABLE and run.expires_at is not None and run.expires_at < now
             ),
             key=cursor_of,
         )
@@ -85,7 +88,7 @@ class InMemoryRunRepository(RunRepository):
         cancelled: set[RunId] = set()
         for run_id in run_ids:
             stored = self._runs.get(run_id)
-            if stored is not None and not stored.is_terminal:
+            if stored is not None and stored.status in _EXECUTABLE:
                 self._runs[run_id] = msgspec.structs.replace(stored, heartbeat_at=now, expires_at=until)
                 if stored.cancel_requested:
                     cancelled.add(run_id)
@@ -93,8 +96,38 @@ class InMemoryRunRepository(RunRepository):
 
     async def expire_lapsed(self, now: datetime, *, reason: str, limit: int = 100, min_attempt: int = 0) -> list[Run]:
         """Expire the unfinished runs whose lease lapsed, taken at least `min_attempt` times."""
-        lapsed = [run for run in await self.lapsed(now, limit=len(self._runs)) if run.attempt >= min_attempt]
+        lapsed = [run for run in await self.lapsed(now, limit=len(self._runs)) if run.lost_attempts >= min_attempt]
         expired = [expire(run, now=now, reason=reason) for run in lapsed[:limit]]
+        for run in expired:
+            self._runs[run.id] = run
+        return expired
+
+    async def save_answer(self, run: Run, *, expected: RequiredAction) -> bool:
+        """Store the answered action if the stored run still waits with `expected`."""
+        stored = self._runs.get(run.id)
+        if (
+            stored is None
+            or stored.status is not RunStatus.REQUIRES_ACTION
+            or stored.attempt != run.attempt
+            or stored.action != expected
+        ):
+            return False
+        self._runs[run.id] = msgspec.structs.replace(
+            stored, status=run.status, action=run.action, expires_at=run.expires_at
+        )
+        return True
+
+    async def expire_unanswered(self, now: datetime, *, reason: str, limit: int = 100) -> list[Run]:
+        """End `expired` the paused runs whose action's deadline passed."""
+        waiting = sorted(
+            (
+                run
+                for run in self._runs.values()
+                if run.status is RunStatus.REQUIRES_ACTION and run.expires_at is not None and run.expires_at < now
+            ),
+            key=cursor_of,
+        )
+        expired = [expire(run, now=now, reason=reason) for run in waiting[:limit]]
         for run in expired:
             self._runs[run.id] = run
         return expired

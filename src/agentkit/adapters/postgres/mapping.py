@@ -6,11 +6,12 @@ from typing import Any
 
 import msgspec
 
+from agentkit.domain.actions import RequiredAction
 from agentkit.domain.ids import RunId, ToolCallId
 from agentkit.domain.messages import FinishReason, ToolCall, Usage
 from agentkit.domain.run import Run, RunStatus
 from agentkit.domain.steps import LLMStep, PromptRef, Step, ToolStep
-from agentkit.domain.tools import ToolResult
+from agentkit.domain.tools import ToolResult, ToolSchema
 
 
 class _LLMResult(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -81,6 +82,11 @@ def run_to_row(run: Run) -> dict[str, Any]:
         "calling": run.calling,
         "agent": run.agent,
         "agent_version": run.agent_version,
+        "action": run.action,
+        "pauses": run.pauses,
+        "approval_required": list(run.approval_required) or None,
+        "client_tools": list(run.client_tools) or None,
+        "callback_url": run.callback_url,
     }
 
 
@@ -114,6 +120,11 @@ def row_to_run(row: Mapping[Any, Any]) -> Run:
         calling=row["calling"],
         agent=row["agent"],
         agent_version=row["agent_version"],
+        action=None if row["action"] is None else msgspec.convert(row["action"], RequiredAction),
+        pauses=row["pauses"],
+        approval_required=tuple(row["approval_required"] or ()),
+        client_tools=tuple(msgspec.convert(row["client_tools"] or [], list[ToolSchema])),
+        callback_url=row["callback_url"],
     )
 
 

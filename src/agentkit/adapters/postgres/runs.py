@@ -15,13 +15,17 @@ from agentkit.adapters.postgres.mapping import is_uuid, row_to_run, run_to_row
 from agentkit.adapters.postgres.tables import runs
 from agentkit.application.errors import IdempotencyConflict, StaleAttempt, StoreUnavailable
 from agentkit.application.ports.run_repository import LapsedCursor, RunRepository
+from agentkit.domain.actions import RequiredAction
 from agentkit.domain.ids import OwnerId, RunId
 from agentkit.domain.run import Run, RunStatus, expire
 
 P = ParamSpec("P")
 R = TypeVar("R")
 _guarded = store_outage("PostgreSQL")
-_UNFINISHED: Final = (RunStatus.PENDING.value, RunStatus.RUNNING.value)
+# runs an executor takes, renews and loses (a paused run has no executor: its expiry is an answer's deadline)
+_EXECUTABLE: Final = (RunStatus.PENDING.value, RunStatus.RUNNING.value)
+# runs a write may still change
+_OPEN: Final = (*_EXECUTABLE, RunStatus.REQUIRES_ACTION.value)
 _IDEMPOTENCY_INDEX: Final = "uq_runs_owner_idempotency_key"
 _PRUNE_BATCH: Final = 1000
 
@@ -38,7 +42,7 @@ def _build_upsert() -> Any:
         # Fencing: a write from an older attempt changes nothing, nor does one that would move a run
         # out of the terminal status something else (the sweeper) gave it.
         where=(runs.c.attempt <= stmt.excluded.attempt)
-        & (runs.c.status.in_(_UNFINISHED) | (runs.c.status == stmt.excluded.status)),
+        & (runs.c.status.in_(_OPEN) | (runs.c.status == stmt.excluded.status)),
     ).returning(runs.c.id)
 
 
@@ -54,6 +58,17 @@ _EXPIRE: Final = (
         expires_at=bindparam("expires_at"),
     )
 )
+
+
+def _expiry_values(run: Run) -> dict[str, Any]:
+    return {
+        "run_id": run.id,
+        "status": run.status.value,
+        "finished_at": run.finished_at,
+        "failure_reason": run.failure_reason,
+        "final_answer": run.answer,
+        "expires_at": run.expires_at,
+    }
 
 
 def _postgres(
@@ -195,7 +210,7 @@ class SqlaRunRepository(RunRepository):
         """
         query = (
             select(runs)
-            .where(runs.c.status.in_(_UNFINISHED), runs.c.expires_at < self.watch.lapse_cutoff(now))
+            .where(runs.c.status.in_(_EXECUTABLE), runs.c.expires_at < self.watch.lapse_cutoff(now))
             .order_by(runs.c.expires_at, runs.c.id)
             .limit(limit)
         )
@@ -219,7 +234,7 @@ class SqlaRunRepository(RunRepository):
             return set()
         query = (
             update(runs)
-            .where(runs.c.id.in_(ids), runs.c.status.in_(_UNFINISHED))
+            .where(runs.c.id.in_(ids), runs.c.status.in_(_EXECUTABLE))
             .values(heartbeat_at=now, expires_at=until)
             .returning(runs.c.id, runs.c.cancel_requested)
         )
@@ -242,9 +257,10 @@ class SqlaRunRepository(RunRepository):
         query = (
             select(runs)
             .where(
-                runs.c.status.in_(_UNFINISHED),
+                runs.c.status.in_(_EXECUTABLE),
                 runs.c.expires_at < self.watch.lapse_cutoff(now),
-                runs.c.attempt >= min_attempt,
+                # the attempts that lost their executor: a pause ends an attempt as it should
+                runs.c.attempt - runs.c.pauses >= min_attempt,
             )
             .order_by(runs.c.expires_at)
             .limit(limit)
@@ -254,20 +270,46 @@ class SqlaRunRepository(RunRepository):
             lapsed = (await conn.execute(query)).mappings().all()
             expired = [expire(row_to_run(row), now=now, reason=reason) for row in lapsed]
             if expired:
-                await conn.execute(
-                    _EXPIRE,
-                    [
-                        {
-                            "run_id": run.id,
-                            "status": run.status.value,
-                            "finished_at": run.finished_at,
-                            "failure_reason": run.failure_reason,
-                            "final_answer": run.answer,
-                            "expires_at": run.expires_at,
-                        }
-                        for run in expired
-                    ],
-                )
+                await conn.execute(_EXPIRE, [_expiry_values(run) for run in expired])
+        return expired
+
+    @_postgres
+    async def save_answer(self, run: Run, *, expected: RequiredAction) -> bool:
+        """Store a paused run's answered action (and its return to running) if it still waits with `expected`.
+
+        One compare-and-set UPDATE: of two answers given at once, the second finds the action changed.
+        """
+        if not is_uuid(run.id):
+            return False
+        query = (
+            update(runs)
+            .where(
+                runs.c.id == run.id,
+                runs.c.attempt == run.attempt,
+                runs.c.status == RunStatus.REQUIRES_ACTION.value,
+                runs.c.action == literal(expected, runs.c.action.type),
+            )
+            .values(status=run.status.value, action=run.action, expires_at=run.expires_at)
+            .returning(runs.c.id)
+        )
+        async with self._single.connect() as conn:
+            return (await conn.execute(query)).first() is not None
+
+    @_postgres
+    async def expire_unanswered(self, now: datetime, *, reason: str, limit: int = 100) -> list[Run]:
+        """End `expired` the paused runs whose action's deadline passed; return them (locked as they change)."""
+        query = (
+            select(runs)
+            .where(runs.c.status == RunStatus.REQUIRES_ACTION.value, runs.c.expires_at < now)
+            .order_by(runs.c.expires_at)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+        )
+        async with self._engine.begin() as conn:
+            waiting = (await conn.execute(query)).mappings().all()
+            expired = [expire(row_to_run(row), now=now, reason=reason) for row in waiting]
+            if expired:
+                await conn.execute(_EXPIRE, [_expiry_values(run) for run in expired])
         return expired
 
     @_postgres

@@ -69,6 +69,13 @@ runs = Table(
     # which agent profile, and which version of it (a digest), the run ran with
     Column("agent", Text, nullable=False, server_default="default"),
     Column("agent_version", Text),
+    # a paused run's pending calls and their answers (a RequiredAction), and how often it paused
+    Column("action", _Json),
+    Column("pauses", Integer, nullable=False, server_default="0"),
+    # tool names needing approval in this run, and the client's own tools (their schemas)
+    Column("approval_required", _Json),
+    Column("client_tools", _Json),
+    Column("callback_url", Text),
     Index("ix_runs_session_id", "session_id"),
     # the listing's keyset: an owner's runs by (created_at, id), newest first
     Index("ix_runs_owner_created_at_id", "owner", "created_at", "id"),
@@ -81,6 +88,7 @@ runs = Table(
     ),
     # The sweeper looks for unfinished runs whose lease lapsed; prune for old finished ones.
     Index("ix_runs_unfinished_expires_at", "expires_at", postgresql_where=_UNFINISHED),
+    Index("ix_runs_requires_action_expires_at", "expires_at", postgresql_where=text("status = 'requires_action'")),
     Index("ix_runs_finished_at", "finished_at", postgresql_where=text("finished_at IS NOT NULL")),
 )
 

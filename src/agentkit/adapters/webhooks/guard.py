@@ -42,13 +42,16 @@ class HostResolver:
 
 
 class FixedHostResolver(HostResolver):
-    """Names resolved from a table: tests map a test host name to the address they want checked."""
+    """Names resolved from a table: tests map a test host name to the address they want checked.
+
+    The table is read at each lookup (not copied), so a test can change what a name resolves to.
+    """
 
     def __init__(self, table: Mapping[str, Sequence[str]]) -> None:
-        self._table = {name.lower(): tuple(found) for name, found in table.items()}
+        self._table = table
 
     async def resolve(self, host: str) -> Sequence[str]:
-        """The table's addresses for the host; an unknown host does not resolve."""
+        """The table's addresses for the host (names in lower case); an unknown host does not resolve."""
         found = self._table.get(host)
         if found is None:
             raise OSError(f"{host!r} is not in the resolver's table")

@@ -33,6 +33,7 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True):
         lease_s: How long an executor's lease on a run lasts without a heartbeat.
         store_retry_s: How long a run keeps retrying a write its outcome depends on (its start, its
             trace, its final status) while the store is unavailable; its lease is renewed meanwhile.
+        approval_ttl_s: How long a paused run waits for the answers to its pending calls.
     """
 
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
@@ -40,3 +41,4 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True):
     run_timeout_s: float = 120.0
     lease_s: float = 30.0
     store_retry_s: float = 300.0
+    approval_ttl_s: float = 86400.0

@@ -129,7 +129,7 @@ async def persist_final(
         logger.error("run_final_save_abandoned", status=final.status.value, error=str(exc))
         raise
     logger.info(
-        "run_finished",
+        "run_paused" if final.status is RunStatus.REQUIRES_ACTION else "run_finished",
         status=final.status.value,
         reason=final.failure_reason,
         steps=recorder.step_no,
@@ -166,6 +166,9 @@ async def _with_stored_trace(deps: LoopDeps, recorder: StepRecorder, running: Ru
     if missing is None:
         return final
     logger.error("trace_incomplete", status=final.status.value, reason=missing)
+    if final.status is RunStatus.REQUIRES_ACTION:
+        # a paused run goes on from its stored steps: with some missing it could not
+        return runs.end(running, RunStatus.FAILED, now=deps.clock.now(), reason=f"it could not pause: {missing}")
     if final.status is not RunStatus.SUCCEEDED:
         return final
     # Success means the whole trace is there to audit it; the answer is kept for the caller all the same.

@@ -2,10 +2,12 @@
 
 import asyncio
 from collections.abc import Sequence
+from datetime import timedelta
 
 import msgspec
 import structlog
 
+from agentkit.application.agent.answers import answered_result
 from agentkit.application.agent.config import STRUCTURED_OUTPUT_PROMPT, STRUCTURED_OUTPUT_REMINDER
 from agentkit.application.agent.deps import LoopDeps
 from agentkit.application.agent.durability import hand_back, last_save, persist_final, store_calling, store_start
@@ -16,6 +18,7 @@ from agentkit.application.tools.context import ToolContext
 from agentkit.application.tools.final_result import final_result_tool
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.domain import run as runs
+from agentkit.domain.actions import ActionKind, Decision, PendingCall, call_digest
 from agentkit.domain.messages import LLMResponse, Message, ToolCall
 from agentkit.domain.policy import CallTools, Finish, LoopLimits, LoopState, Remind, Stop, decide
 from agentkit.domain.run import Run, RunStatus
@@ -32,7 +35,9 @@ class RunExecution:
     """
 
     __slots__ = (
+        "approval_names",
         "claimed_from",
+        "client_tool_names",
         "context",
         "deps",
         "limits",
@@ -56,7 +61,12 @@ class RunExecution:
         if run.output_schema is not None:
             self.tools = self.tools.with_tools([final_result_tool(run.output_schema)])
             self.system_prompt = f"{self.system_prompt}\n{STRUCTURED_OUTPUT_PROMPT}"
-        self.schemas: Sequence[ToolSchema] = self.tools.schemas()
+        # the client's own tools are offered like any other, but never run here: a call pauses the run
+        self.schemas: Sequence[ToolSchema] = (
+            (*self.tools.schemas(), *run.client_tools) if run.client_tools else self.tools.schemas()
+        )
+        self.client_tool_names = frozenset(schema.name for schema in run.client_tools)
+        self.approval_names = frozenset(run.approval_required)
         self.context = ToolContext(run_id=run.id, owner=run.owner, session_id=run.session_id)
         self.limits = LoopLimits(
             max_steps=run.max_steps,
@@ -222,16 +232,23 @@ class RunExecution:
         return response
 
     async def _call_tools(self, calls: Sequence[ToolCall]) -> Run | None:
+        waiting = self._waiting(calls)
+        if waiting:
+            return self._pause(waiting)
         for index, call in enumerate(calls):
             if index and self._cancel_requested():
                 # the model's turn must stay whole for the provider: answer the skipped calls
                 self._skip(calls[index:], "skipped: the run was cancelled")
                 return self._end(RunStatus.CANCELLED, "cancelled on request")
-            interrupted = await self._before_call(call)
-            if interrupted is not None:
-                self._skip(calls[index:], "skipped: the run could not go on")
-                return self._end(RunStatus.FAILED, interrupted)
-            result = await self.tools.execute(call, self.context)
+            answered = None if self.run.action is None else self.run.action.answer_of(call.id)
+            if answered is not None and answered.decision is not Decision.APPROVE:
+                result = answered_result(call, answered)
+            else:
+                interrupted = await self._before_call(call)
+                if interrupted is not None:
+                    self._skip(calls[index:], "skipped: the run could not go on")
+                    return self._end(RunStatus.FAILED, interrupted)
+                result = await self.tools.execute(call, self.context)
             await self.recorder.record(
                 ToolStep(
                     run_id=self.run.id,
@@ -253,8 +270,37 @@ class RunExecution:
             if result.ok and item is not None and item.terminal:
                 self._skip(calls[index + 1 :], "skipped: the task already ended")
                 await self._remember_session()
+                self.run = runs.action_done(self.run)
                 return runs.succeed(self.run, now=self.deps.clock.now(), answer=result.output, output=result.value)
+        if self.run.action is not None:
+            self.run = runs.action_done(self.run)  # stored with the run's next write
         return None
+
+    def _waiting(self, calls: Sequence[ToolCall]) -> tuple[PendingCall, ...]:
+        """The calls of this turn that need an answer no one gave yet: an approval, or a client tool's output."""
+        waiting = []
+        action = self.run.action
+        for call in calls:
+            if call.name in self.client_tool_names:
+                kind = ActionKind.CLIENT_TOOL
+            elif call.name in self.approval_names or self.tools.requires_approval(call.name):
+                kind = ActionKind.APPROVAL
+            else:
+                continue
+            if action is not None and action.answer_of(call.id) is not None:
+                continue
+            digest = call_digest(call.name, call.arguments)
+            waiting.append(
+                PendingCall(call_id=call.id, name=call.name, arguments=call.arguments, digest=digest, kind=kind)
+            )
+        return tuple(waiting)
+
+    def _pause(self, waiting: tuple[PendingCall, ...]) -> Run:
+        """The run paused on these calls: no tool of the turn runs until every one is answered."""
+        now = self.deps.clock.now()
+        until = now + timedelta(seconds=self.deps.config.approval_ttl_s)
+        logger.info("run_paused", calls=[call.call_id for call in waiting], kinds=[call.kind for call in waiting])
+        return runs.pause(self.run, waiting, now=now, until=until)
 
     async def _before_call(self, call: ToolCall) -> str | None:
         """Make a call safe to start: say why it must not be (a side effect that may have happened), or record it.

@@ -5,6 +5,7 @@ from datetime import datetime
 
 from agentkit.application.ports.run_observer import RunObserver
 from agentkit.application.ports.run_repository import LapsedCursor, RunRepository
+from agentkit.domain.actions import RequiredAction
 from agentkit.domain.ids import OwnerId, RunId
 from agentkit.domain.run import Run
 
@@ -61,6 +62,20 @@ class ObservedRunRepository(RunRepository):
     async def expire_lapsed(self, now: datetime, *, reason: str, limit: int = 100, min_attempt: int = 0) -> list[Run]:
         """Expire lapsed runs; each expired run observed."""
         expired = await self.inner.expire_lapsed(now, reason=reason, limit=limit, min_attempt=min_attempt)
+        for run in expired:
+            self._observer.on_run(run)
+        return expired
+
+    async def save_answer(self, run: Run, *, expected: RequiredAction) -> bool:
+        """Store an answer; observed when stored."""
+        stored = await self.inner.save_answer(run, expected=expected)
+        if stored:
+            self._observer.on_run(run)
+        return stored
+
+    async def expire_unanswered(self, now: datetime, *, reason: str, limit: int = 100) -> list[Run]:
+        """Expire unanswered paused runs; each observed."""
+        expired = await self.inner.expire_unanswered(now, reason=reason, limit=limit)
         for run in expired:
             self._observer.on_run(run)
         return expired

@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
+from agentkit.domain.actions import RequiredAction
 from agentkit.domain.ids import OwnerId, RunId
 from agentkit.domain.run import Run
 
@@ -80,9 +81,23 @@ class RunRepository(Protocol):
     async def expire_lapsed(self, now: datetime, *, reason: str, limit: int = 100, min_attempt: int = 0) -> list[Run]:
         """Atomically move pending or running runs whose lease lapsed before `now` to `expired`.
 
-        Only runs already taken `min_attempt` times or more are expired (the others may be resumed).
+        Only runs whose executors were lost `min_attempt` times or more (`Run.lost_attempts`: attempts
+        that ended in a pause do not count) are expired; the others may be resumed.
         A run whose lease was renewed meanwhile is not touched. Returns the expired runs.
         """
+
+    @abstractmethod
+    async def save_answer(self, run: Run, *, expected: RequiredAction) -> bool:
+        """Store a paused run's answered action, and its status (back to running once all are answered).
+
+        A compare-and-set: it writes only while the stored run is `requires_action` at the same attempt
+        with exactly `expected` as its action, so of two answers given at once neither is lost (the
+        second is told False, and reads the run again). Only status, action and expiry are written.
+        """
+
+    @abstractmethod
+    async def expire_unanswered(self, now: datetime, *, reason: str, limit: int = 100) -> list[Run]:
+        """Atomically end `expired` the `requires_action` runs whose deadline passed before `now`; return them."""
 
     @abstractmethod
     async def delete_finished_before(self, cutoff: datetime) -> int:

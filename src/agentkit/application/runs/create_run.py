@@ -13,10 +13,11 @@ from agentkit.application.ports.callback_url_guard import CallbackURLGuard
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.id_generator import IdGenerator
 from agentkit.application.ports.run_repository import RunRepository
-from agentkit.application.tools.final_result import final_result_tool
-from agentkit.domain.errors import InvalidGoal, InvalidOutputSchema
+from agentkit.application.tools.final_result import FINAL_RESULT, final_result_tool
+from agentkit.domain.errors import InvalidGoal, InvalidOutputSchema, InvalidTools
 from agentkit.domain.ids import OwnerId, SessionId
 from agentkit.domain.run import Run, validate_goal
+from agentkit.domain.tools import ToolSchema
 
 MAX_TOKEN_BUDGET: Final = 2**31 - 1
 """The largest token budget a run can record (a 32-bit integer, as the store keeps it)."""
@@ -25,6 +26,7 @@ MIN_COST_BUDGET: Final = 0.000001
 MAX_COST_BUDGET: Final = 1_000_000.0
 """The largest cost budget a run may ask for, in US dollars (finite, so `inf` and `nan` are refused)."""
 _NOT_TEXT: Final = re.compile("[\x00\ud800-\udfff]")
+_TOOL_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 
 
 class CreateRunInput(msgspec.Struct, frozen=True, kw_only=True):
@@ -41,6 +43,8 @@ class CreateRunInput(msgspec.Struct, frozen=True, kw_only=True):
         idempotency_key: The client's key for safe retries, if any.
         request_fingerprint: A hash of the request body that came with the key.
         agent: The agent to run (None: `default`).
+        approval_required: Tools whose calls need an approval in this run.
+        client_tools: Tools the client runs itself (a call pauses the run until its output comes).
         callback_url: Where the run's webhook events are POSTed (None: the service's WEBHOOK_URL, if any).
     """
 
@@ -54,6 +58,8 @@ class CreateRunInput(msgspec.Struct, frozen=True, kw_only=True):
     request_fingerprint: str | None = None
     agent: str | None = None
     cost_budget: float | None = None
+    approval_required: tuple[str, ...] = ()
+    client_tools: tuple[ToolSchema, ...] = ()
     callback_url: str | None = None
 
 
@@ -157,6 +163,7 @@ class CreateRun:
                 final_result_tool(inp.output_schema)
             except ValueError as exc:
                 raise InvalidOutputSchema(str(exc)) from None
+        _check_tools(inp, None if agent is None else agent.registry().names())
         max_steps = self._max_steps if agent is None else min(agent.max_steps, self._max_steps)
         token_budget = self._token_budget if agent is None else _lower(agent.token_budget, self._token_budget)
         return ValidRunRequest(
@@ -221,9 +228,39 @@ class CreateRun:
             request_fingerprint=inp.request_fingerprint,
             agent=valid.agent,
             agent_version=valid.agent_version,
+            approval_required=tuple(dict.fromkeys(inp.approval_required)),
+            client_tools=inp.client_tools,
+            callback_url=inp.callback_url,
         )
         await self._runs.add(run)
         return run
+
+
+def _check_tools(inp: CreateRunInput, agent_tools: list[str] | None) -> None:
+    """Approval-required names must be the agent's tools (a typo must not leave a tool unguarded);
+    client tools need names of their own, valid ones, and JSON object schemas."""
+    known = None if agent_tools is None else {*agent_tools, FINAL_RESULT}
+    if known is not None:
+        unknown = [name for name in inp.approval_required if name not in known]
+        if unknown:
+            raise InvalidTools(
+                f"approval_required names tools this agent does not have: {', '.join(unknown)}; "
+                f"its tools are: {', '.join(agent_tools or ()) or 'none'}"
+            )
+    seen: set[str] = set()
+    for client_tool in inp.client_tools:
+        name = client_tool.name
+        if not _TOOL_NAME.fullmatch(name):
+            raise InvalidTools(f"client tool name {name!r} must be 1-64 ASCII letters, digits, '_' or '-'")
+        if name in seen:
+            raise InvalidTools(f"client tool {name!r} is declared twice")
+        if name == FINAL_RESULT or (known is not None and name in known):
+            raise InvalidTools(f"client tool {name!r} has the name of one of the agent's own tools")
+        if name in inp.approval_required:
+            raise InvalidTools(f"client tool {name!r} is in approval_required: its calls wait on the client anyway")
+        if client_tool.parameters.get("type") != "object":
+            raise InvalidTools(f'client tool {name!r}: parameters must be a JSON object schema ({{"type": "object"}})')
+        seen.add(name)
 
 
 def _refuse_non_text(name: str, value: str | None) -> None:

@@ -10,13 +10,15 @@ from agentkit.application.ports.run_scheduler import RunScheduler
 logger = structlog.get_logger(__name__)
 
 WORKER_LOST = "worker_lost"
+UNANSWERED = "unanswered: nobody approved, rejected or answered its pending calls within APPROVAL_TTL_S"
 
 
 class RecoveryPass(msgspec.Struct, frozen=True, kw_only=True):
     """What one pass did.
 
     Attributes:
-        expired: Runs ended `expired` (taken MAX_RUN_ATTEMPTS times already).
+        expired: Runs ended `expired` (their executors lost MAX_RUN_ATTEMPTS times, or paused runs
+            nobody answered in time).
         resumed: Runs handed to an executor to resume (or, pending, to start).
         deferred: Lapsed runs left for the next pass (no room for them now).
     """
@@ -33,6 +35,9 @@ class RecoverLapsedRuns:
     - Every accepted run reaches a terminal status, even when the process running it died.
     - A lapsed run taken fewer than `max_attempts` times is resumed by another executor (which goes on
       from its last stored step); one taken `max_attempts` times is ended `expired` (worker_lost).
+      Attempts that ended in a pause (`requires_action`) are not counted: their executors were not lost.
+    - A paused run whose pending calls were not all answered before its deadline ends `expired`
+      (unanswered).
     - A run whose lease a live executor renewed meanwhile is left alone (the repository's changes are
       atomic: an expiry skips it, a claim fails on its attempt).
     - A pass reads the lapsed runs a page at a time by keyset, each once, so thousands are handled
@@ -52,6 +57,13 @@ class RecoverLapsedRuns:
         """One pass over the runs lapsed now."""
         now = self._clock.now()
         expired = 0
+        while True:
+            unanswered = await self._runs.expire_unanswered(now, reason=UNANSWERED, limit=self._page)
+            for run in unanswered:
+                logger.info("run_expired", run_id=run.id, reason="unanswered")
+            expired += len(unanswered)
+            if len(unanswered) < self._page:
+                break
         while True:
             ended = await self._runs.expire_lapsed(
                 now, reason=WORKER_LOST, limit=self._page, min_attempt=self._max_attempts

@@ -114,7 +114,7 @@ class SubmitRun:
             raise
 
     async def _settle(self, run: Run, wait_s: float, *, replayed: bool) -> SubmitRunResult:
-        if replayed or (wait_s > 0 and not run.is_terminal):
+        if replayed or (wait_s > 0 and not run.is_at_rest):
             run = await until_ended(
                 run.id,
                 run.owner,

@@ -1,5 +1,8 @@
 """Waiting for a run's end: one way, whatever process or worker executes the run."""
 
+import asyncio
+
+from agentkit.application.errors import StoreUnavailable
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.run_events import RunEvents
 from agentkit.application.ports.run_repository import RunRepository
@@ -10,6 +13,9 @@ from agentkit.domain.run import Run
 
 # Events may be lost (a broker restart): a waiter reads the run again this often all the same.
 REREAD_S = 5.0
+# The last read, once the wait is over, may take this long at most: the wait's bound holds while the
+# store hangs (the run as last read is the answer then).
+READ_BOUND_S = 0.5
 
 
 async def until_ended(
@@ -23,10 +29,13 @@ async def until_ended(
     clock: Clock,
     known: Run | None = None,
 ) -> Run:
-    """The run once it ended, or as it stands when `wait_s` is over (or the process begins to stop).
+    """The run once it is at rest (ended, or paused on its client), or as last read when `wait_s` is over.
 
     The waiter is opened before the run is read, so an end published in between is not missed; the
-    run is read again on word of its end (unless the event carried it), and every REREAD_S.
+    run is read again on word of its end (unless the event carried it), and every REREAD_S, and once
+    more when the wait is over, that read bounded by READ_BOUND_S: the wait's bound holds even while
+    the store hangs. A read the store cannot answer leaves the run as last read (it was accepted; the
+    caller is told where it stands, not an outage). The wait also ends when the process begins to stop.
     Another owner's run is not found (RunNotFound).
 
     Args:
@@ -42,13 +51,28 @@ async def until_ended(
     deadline = clock.monotonic() + wait_s
     with events.watch_end(run_id) as waiter:
         run = known if known is not None else await load_owned(runs, run_id, owner)
-        while not run.is_terminal and scheduler.accepting:
+        while not run.is_at_rest and scheduler.accepting:
             remaining = deadline - clock.monotonic()
             if remaining <= 0:
                 break
             await waiter.wait(min(remaining, REREAD_S))
             ended = waiter.run
-            if ended is not None and ended.is_terminal:
+            if ended is not None and ended.is_at_rest:
                 return ended
-            run = await load_owned(runs, run_id, owner)
+            bound = READ_BOUND_S if clock.monotonic() >= deadline else None
+            run = await _read_again(runs, run_id, owner, run, bound=bound)
     return run
+
+
+async def _read_again(
+    runs: RunRepository, run_id: RunId, owner: OwnerId | None, known: Run, *, bound: float | None
+) -> Run:
+    """The run as stored now; as `known` when the store cannot say (down, or slower than `bound`).
+
+    The run was read once already: a store that fails now costs the waiter freshness, not an answer.
+    """
+    try:
+        async with asyncio.timeout(bound):
+            return await load_owned(runs, run_id, owner)
+    except (StoreUnavailable, TimeoutError):
+        return known

@@ -131,6 +131,11 @@ class ToolRegistry:
         item = self._tools.get(name)
         return item is None or item.idempotent
 
+    def requires_approval(self, name: str) -> bool:
+        """Whether every call of this tool waits for a person's approval."""
+        item = self._tools.get(name)
+        return item is not None and item.requires_approval
+
     def names(self) -> list[str]:
         """Registered tool names, in registration order."""
         return list(self._tools)

@@ -29,6 +29,8 @@ class Tool(Generic[P, R]):
         idempotent: When true, calling it twice with the same arguments does no harm: a resumed run
             whose executor died during the call runs it again. When false (the default), such a run
             fails instead of risking a second side effect.
+        requires_approval: When true, each call waits for a person's approval: the run pauses in
+            `requires_action` until the call is approved (it runs) or rejected (the model reads why).
         schema: The name, description and JSON schema shown to models.
     """
 
@@ -41,6 +43,7 @@ class Tool(Generic[P, R]):
         timeout_s: float | None = None,
         terminal: bool = False,
         idempotent: bool = False,
+        requires_approval: bool = False,
         signature: Signature | None = None,
     ) -> None:
         self.fn = fn
@@ -57,6 +60,7 @@ class Tool(Generic[P, R]):
         self.timeout_s = timeout_s
         self.terminal = terminal
         self.idempotent = idempotent
+        self.requires_approval = requires_approval
         self.is_async = inspect.iscoroutinefunction(fn)
         signature = signature or build_signature(fn, self.name, docs.params)
         self.args_type = signature.args_type
@@ -87,6 +91,7 @@ def tool(
     timeout: float | None = None,
     terminal: bool = False,
     idempotent: bool = False,
+    requires_approval: bool = False,
 ) -> Callable[[Callable[P, R]], Tool[P, R]]: ...
 
 
@@ -99,6 +104,7 @@ def tool(
     timeout: float | None = None,
     terminal: bool = False,
     idempotent: bool = False,
+    requires_approval: bool = False,
 ) -> Tool[P, R] | Callable[[Callable[P, R]], Tool[P, R]]:
     """Make a tool of a typed function, bare (`@tool`) or with options (`@tool(name=..., timeout=...)`).
 
@@ -114,6 +120,8 @@ def tool(
         idempotent: Safe to run again with the same arguments (a resumed run may repeat a call whose
             result was not stored); tools with side effects leave it false and use the context's
             `idempotency_key` with the APIs they call.
+        requires_approval: Each call waits for a person's approval (POST /v1/runs/{id}/approvals);
+            the run holds no executor meanwhile.
 
     Raises:
         ToolRegistrationError: the function cannot be a tool (see the message).
@@ -123,7 +131,13 @@ def tool(
 
     def decorate(func: Callable[P, R]) -> Tool[P, R]:
         return Tool(
-            func, name=name, description=description, timeout_s=timeout, terminal=terminal, idempotent=idempotent
+            func,
+            name=name,
+            description=description,
+            timeout_s=timeout,
+            terminal=terminal,
+            idempotent=idempotent,
+            requires_approval=requires_approval,
         )
 
     return decorate

@@ -75,7 +75,7 @@ class WebhookNotifier(RunObserver):
         event = event_type(run)
         if event is None:
             return
-        url: str | None = getattr(run, "callback_url", None) or self._default_url
+        url = run.callback_url or self._default_url
         if url is None:
             return
         key = delivery_id(run)

@@ -13,6 +13,7 @@ from agentkit.entrypoints.http.dto import (
     SessionIdText,
     StatusText,
     agent_name_type,
+    run_links,
 )
 
 
@@ -100,5 +101,5 @@ def chat_view(result: ChatResult) -> ChatView:
         answer=run.answer,
         output=run.output,
         failure_reason=run.failure_reason,
-        links=RunLinks(self=url, trace=f"{url}/trace", cancel=f"{url}/cancel"),
+        links=run_links(url),
     )

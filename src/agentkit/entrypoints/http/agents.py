@@ -3,7 +3,7 @@
 from typing import Annotated, Any
 
 from dishka.integrations.litestar import FromDishka, inject
-from litestar import Request, Response, get, post
+from litestar import Response, get, post
 from litestar.di import NamedDependency
 from litestar.enums import RequestEncodingType
 from litestar.openapi.datastructures import ResponseSpec
@@ -14,10 +14,10 @@ from agentkit.application.agents.queries import AgentTools, ListAgents
 from agentkit.application.runs.chat import ChatInput, ChatTurn
 from agentkit.domain.ids import OwnerId, SessionId
 from agentkit.entrypoints.http.agent_dto import AgentView, ChatView, agent_view, chat_create_type, chat_view
-from agentkit.entrypoints.http.body import MAX_JSON_DEPTH, check_body, nesting_exceeds
+from agentkit.entrypoints.http.body import check_json_body
 from agentkit.entrypoints.http.config import ApiConfig
 from agentkit.entrypoints.http.dto import ToolView, tool_view
-from agentkit.entrypoints.http.problems import RequestRejected, problem_responses
+from agentkit.entrypoints.http.problems import problem_responses
 
 Owner = NamedDependency[OwnerId]
 RETRY_AFTER_S = "1"
@@ -68,18 +68,11 @@ def chat_route(config: ApiConfig) -> Any:
     marker = BodyKwarg(media_type=RequestEncodingType.JSON, schema_extra={"additional_properties": False})
     body = Annotated[body_type, marker]  # type: ignore[valid-type]
 
-    async def check_chat_body(request: Request[Any, Any, Any]) -> None:
-        await check_body(request)
-        if nesting_exceeds(await request.body(), MAX_JSON_DEPTH):
-            raise RequestRejected(
-                400, "json_too_deep", "Malformed JSON", f"the JSON nests deeper than {MAX_JSON_DEPTH} levels"
-            )
-
     @post(
         "/chat",
         status_code=200,
         tags=["chat"],
-        before_request=check_chat_body,
+        before_request=check_json_body,
         summary="Say something to an agent, in a session",
         description=(
             "A chat turn is a run whose goal is the message, in the session (a new one when `session_id` is "
@@ -111,7 +104,7 @@ def chat_route(config: ApiConfig) -> Any:
         )
         view = chat_view(result)
         headers = {"Location": view.links.self}
-        if result.run.is_terminal:
+        if result.run.is_at_rest:
             return Response(view, status_code=200, headers=headers)
         return Response(view, status_code=202, headers={**headers, "Retry-After": RETRY_AFTER_S})
 

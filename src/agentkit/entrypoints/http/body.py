@@ -80,6 +80,15 @@ async def check_body(request: Request[Any, Any, Any]) -> None:
         raise RequestRejected(400, "missing_body", "Malformed request", "the request has no body; send a JSON object")
 
 
+async def check_json_body(request: Request[Any, Any, Any]) -> None:
+    """Before-request hook for bodies Litestar decodes itself: `check_body`, and no JSON nested too deep."""
+    await check_body(request)
+    if nesting_exceeds(await request.body(), MAX_JSON_DEPTH):
+        raise RequestRejected(
+            400, "json_too_deep", "Malformed JSON", f"the JSON nests deeper than {MAX_JSON_DEPTH} levels"
+        )
+
+
 class RunCreateDTO(AbstractDTO[RunCreate]):
     """Decodes and documents POST /v1/runs bodies; `for_type` makes one for the app's RunCreate type."""
 

@@ -7,12 +7,14 @@ import msgspec
 
 from agentkit.application.agents.profile import AGENT_NAME_PATTERN
 from agentkit.application.runs.create_run import MAX_COST_BUDGET, MAX_TOKEN_BUDGET, MIN_COST_BUDGET
+from agentkit.domain.actions import RequiredAction
 from agentkit.domain.messages import Message
-from agentkit.domain.run import Run
+from agentkit.domain.run import Run, RunStatus
 from agentkit.domain.steps import LLMStep, RunPrompts, Step
 from agentkit.domain.tools import ToolSchema
 
 MAX_STEPS_ASKED: Final = 1000
+MAX_TOOLS_ASKED: Final = 64
 # What Python's str.strip() removes (the characters str.isspace() accepts); a unit test compares the two.
 WHITESPACE: Final = (
     "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680"
@@ -57,8 +59,40 @@ AgentNameText = Annotated[
 
 # The run statuses as the wire spells them (a test holds them to the domain's RunStatus).
 StatusText = Literal[
-    "pending", "running", "succeeded", "failed", "refused", "max_steps_exceeded", "timed_out", "cancelled", "expired"
+    "pending",
+    "running",
+    "requires_action",
+    "succeeded",
+    "failed",
+    "refused",
+    "max_steps_exceeded",
+    "timed_out",
+    "cancelled",
+    "expired",
 ]
+
+
+ToolNameText = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=64,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_-]*\Z",
+        description="A tool name: ASCII letters, digits, _ and -, starting with a letter or _.",
+        extra_json_schema={"extra": {"pattern": r"^[A-Za-z_][A-Za-z0-9_-]*$"}},
+    ),
+]
+
+
+class ClientToolSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """A tool the client runs itself: offered to the model; a call pauses the run until its output is posted."""
+
+    name: ToolNameText
+    description: Annotated[str, msgspec.Meta(max_length=4000, description="What it does, for the model.")] = ""
+    parameters: Annotated[
+        dict[str, Any],
+        msgspec.Meta(description='A JSON object schema of its arguments (`{"type": "object", ...}`).'),
+    ] = msgspec.field(default_factory=lambda: {"type": "object", "properties": {}})
 
 
 class RunCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -92,6 +126,32 @@ class RunCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
                 description=(
                     "At most this many US dollars of LLM calls (priced from genai-prices); a run whose "
                     "model has no known price stops after its first call."
+                ),
+            ),
+        ]
+        | None
+    ) = None
+    approval_required: (
+        Annotated[
+            list[ToolNameText],
+            msgspec.Meta(
+                max_length=MAX_TOOLS_ASKED,
+                description=(
+                    "Tools whose calls need an approval in this run (besides those marked "
+                    "`requires_approval`): the run pauses in `requires_action` until POST .../approvals."
+                ),
+            ),
+        ]
+        | None
+    ) = None
+    client_tools: (
+        Annotated[
+            list[ClientToolSpec],
+            msgspec.Meta(
+                max_length=MAX_TOOLS_ASKED,
+                description=(
+                    "Tools the client runs itself: a call pauses the run in `requires_action` until its "
+                    "output comes with POST .../tool_outputs."
                 ),
             ),
         ]
@@ -164,11 +224,69 @@ class Usage(msgspec.Struct, kw_only=True):
 
 
 class RunLinks(msgspec.Struct, kw_only=True):
-    """Where to read more."""
+    """Where to read more, and act."""
 
     self: str
     trace: str
     cancel: str
+    approvals: str
+    tool_outputs: str
+    webhooks: str
+
+
+class CallAnswerView(msgspec.Struct, kw_only=True):
+    """The answer a waiting call got."""
+
+    decision: Literal["approve", "reject", "output"]
+    answered_at: datetime
+    reason: str | None = None
+
+
+class PendingCallView(msgspec.Struct, kw_only=True):
+    """A call the run waits on: approve or reject it (`approval`), or post its output (`client_tool`)."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    digest: str
+    kind: Literal["approval", "client_tool"]
+    answer: CallAnswerView | None
+
+
+class RequiredActionView(msgspec.Struct, kw_only=True):
+    """What a run in `requires_action` waits on, and until when (APPROVAL_TTL_S; then it ends `expired`)."""
+
+    calls: list[PendingCallView]
+    requested_at: datetime
+    expires_at: datetime
+
+
+class ApprovalCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """POST /v1/runs/{id}/approvals: approve or reject one waiting call, named by its id and digest."""
+
+    call_id: Annotated[str, msgspec.Meta(min_length=1, max_length=256, description="The call's `call_id`.")]
+    digest: Annotated[
+        str,
+        msgspec.Meta(
+            min_length=1, max_length=128, description="The call's `digest` as the run shows it: binds the approval."
+        ),
+    ]
+    decision: Literal["approve", "reject"]
+    reason: (
+        Annotated[str, msgspec.Meta(max_length=2000, description="Why (a rejection's reason is shown to the model).")]
+        | None
+    ) = None
+
+
+class ToolOutputCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """POST /v1/runs/{id}/tool_outputs: the output of a client tool's call (text, or any JSON, sent as JSON text)."""
+
+    call_id: Annotated[str, msgspec.Meta(min_length=1, max_length=256, description="The call's `call_id`.")]
+    output: Any
+    digest: (
+        Annotated[str, msgspec.Meta(min_length=1, max_length=128, description="The call's `digest`, if checked.")]
+        | None
+    ) = None
 
 
 class RunView(msgspec.Struct, kw_only=True):
@@ -193,6 +311,10 @@ class RunView(msgspec.Struct, kw_only=True):
     links: RunLinks
     agent: str
     agent_version: str | None
+    required_action: RequiredActionView | None = None
+    approval_required: list[str] = []
+    client_tools: list[str] = []
+    callback_url: str | None = None
 
 
 class ToolCallView(msgspec.Struct, kw_only=True):
@@ -322,6 +444,42 @@ class HealthView(msgspec.Struct, kw_only=True):
     checks: dict[str, str]
 
 
+def run_links(url: str) -> RunLinks:
+    """The links of the run at `url`."""
+    return RunLinks(
+        self=url,
+        trace=f"{url}/trace",
+        cancel=f"{url}/cancel",
+        approvals=f"{url}/approvals",
+        tool_outputs=f"{url}/tool_outputs",
+        webhooks=f"{url}/webhooks",
+    )
+
+
+def _action_view(action: RequiredAction | None) -> RequiredActionView | None:
+    if action is None:
+        return None
+    return RequiredActionView(
+        calls=[
+            PendingCallView(
+                call_id=call.call_id,
+                name=call.name,
+                arguments=call.arguments,
+                digest=call.digest,
+                kind=call.kind.value,
+                answer=None
+                if call.answer is None
+                else CallAnswerView(
+                    decision=call.answer.decision.value, answered_at=call.answer.answered_at, reason=call.answer.reason
+                ),
+            )
+            for call in action.calls
+        ],
+        requested_at=action.requested_at,
+        expires_at=action.expires_at,
+    )
+
+
 def run_view(run: Run, base: str = "/v1/runs") -> RunView:
     """The wire view of a run."""
     url = f"{base}/{run.id}"
@@ -342,7 +500,11 @@ def run_view(run: Run, base: str = "/v1/runs") -> RunView:
         created_at=run.created_at,
         started_at=run.started_at,
         finished_at=run.finished_at,
-        links=RunLinks(self=url, trace=f"{url}/trace", cancel=f"{url}/cancel"),
+        links=run_links(url),
+        required_action=_action_view(run.action) if run.status is RunStatus.REQUIRES_ACTION else None,
+        approval_required=list(run.approval_required),
+        client_tools=[tool.name for tool in run.client_tools],
+        callback_url=run.callback_url,
         agent=run.agent,
         agent_version=run.agent_version,
     )

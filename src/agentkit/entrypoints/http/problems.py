@@ -28,7 +28,7 @@ from agentkit.application.errors import (
     UnknownAgent,
     WebhooksNotConfigured,
 )
-from agentkit.domain.errors import DomainError, IllegalTransition, InvalidGoal, InvalidOutputSchema
+from agentkit.domain.errors import ActionRefused, DomainError, IllegalTransition, InvalidGoal, InvalidOutputSchema
 
 logger = structlog.get_logger(__name__)
 
@@ -75,6 +75,7 @@ _BY_ERROR: list[tuple[type[Exception], int, str]] = [
     (InvalidListing, 422, "Invalid listing"),
     (RunConflict, 409, "Run conflict"),
     (IllegalTransition, 409, "Run conflict"),
+    (ActionRefused, 409, "Answer refused"),
     (IdempotencyConflict, 409, "Request in progress"),
     (IdempotencyMismatch, 422, "Idempotency key reused"),
     (InvalidOutputSchema, 422, "Invalid output schema"),
@@ -226,7 +227,11 @@ _DESCRIPTIONS = {
     400: "Malformed request: JSON that does not parse, nests too deep, or a missing body",
     401: "Missing or unknown API key",
     404: "No such run, session or page (a cursor this API did not give) for this API key",
-    409: "The run's state does not allow it, or the same Idempotency-Key is still being accepted",
+    409: (
+        "The run's state does not allow it (`run_conflict`), an answer does not fit the call it names "
+        "(`digest_mismatch`, `unknown_call`, `already_answered`, `wrong_answer`), or the same "
+        "Idempotency-Key is still being accepted"
+    ),
     413: "Request body larger than MAX_BODY_BYTES",
     415: "The body is not application/json",
     422: (

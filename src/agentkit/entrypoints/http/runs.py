@@ -15,21 +15,26 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import BodyKwarg, HeaderParameter, PathParameter, QueryParameter
 
 from agentkit.application.errors import InvalidListing, RunNotFound
+from agentkit.application.runs.answer_run import AnswerRun, RunAnswer
 from agentkit.application.runs.cancel_run import CancelRun
 from agentkit.application.runs.create_run import CreateRunInput
 from agentkit.application.runs.list_runs import DEFAULT_PAGE, MAX_PAGE, ListRuns, ListRunsInput
 from agentkit.application.runs.queries import GetTrace
 from agentkit.application.runs.submit_run import SubmitRun
 from agentkit.application.runs.wait_for_run import WaitForRun
-from agentkit.domain.ids import OwnerId, RunId, SessionId
+from agentkit.domain.actions import Decision
+from agentkit.domain.ids import OwnerId, RunId, SessionId, ToolCallId
 from agentkit.domain.run import Run, RunStatus
-from agentkit.entrypoints.http.body import MAX_JSON_DEPTH, RunCreateDTO, check_body
+from agentkit.domain.tools import ToolSchema
+from agentkit.entrypoints.http.body import MAX_JSON_DEPTH, RunCreateDTO, check_body, check_json_body
 from agentkit.entrypoints.http.config import ApiConfig
 from agentkit.entrypoints.http.dto import (
+    ApprovalCreate,
     RunCreate,
     RunListView,
     RunView,
     StatusText,
+    ToolOutputCreate,
     TraceView,
     run_create_type,
     run_view,
@@ -66,6 +71,12 @@ RunIdPath = Annotated[
 # the schema says what the decoder does: unknown fields are refused
 RunCreateBody = Annotated[
     RunCreate, BodyKwarg(media_type=RequestEncodingType.JSON, schema_extra={"additional_properties": False})
+]
+ApprovalBody = Annotated[
+    ApprovalCreate, BodyKwarg(media_type=RequestEncodingType.JSON, schema_extra={"additional_properties": False})
+]
+ToolOutputBody = Annotated[
+    ToolOutputCreate, BodyKwarg(media_type=RequestEncodingType.JSON, schema_extra={"additional_properties": False})
 ]
 Owner = NamedDependency[OwnerId]
 Include = Annotated[
@@ -161,6 +172,11 @@ class RunsController(Controller):
                 idempotency_key=idempotency_key,
                 request_fingerprint=_fingerprint(data) if idempotency_key else None,
                 agent=data.agent,
+                approval_required=tuple(data.approval_required or ()),
+                client_tools=tuple(
+                    ToolSchema(name=spec.name, description=spec.description, parameters=spec.parameters)
+                    for spec in data.client_tools or ()
+                ),
                 callback_url=data.callback_url,
             ),
             wait_s=0.0 if respond_async else config.response_timeout_s,
@@ -268,6 +284,72 @@ class RunsController(Controller):
         status = 200 if run.is_terminal else 202
         return Response(run_view(run), status_code=status)
 
+    @post(
+        "/{run_id:str}/approvals",
+        status_code=200,
+        dto=None,  # the controller's DTO decodes RunCreate; this body is Litestar's to decode
+        before_request=check_json_body,
+        summary="Approve or reject a call the run waits on",
+        description=(
+            "For a run in `requires_action`: approve or reject one call of `required_action.calls` whose "
+            "`kind` is `approval`, naming its `call_id` and `digest` (the approval is bound to that exact "
+            "name and arguments). Once every waiting call is answered the run goes on, on any process or "
+            "worker: an approved call runs, a rejected one becomes a tool error the model reads (with the "
+            "reason). 409 `digest_mismatch` when the digest is not the call's, `unknown_call`, "
+            "`already_answered`, `wrong_answer` (the call waits on a client tool's output), or `run_conflict` "
+            "when the run waits on nothing."
+        ),
+        responses=problem_responses(400, 401, 404, 409, 413, 415, 422, 503),
+    )
+    @inject
+    async def approve(
+        self, run_id: RunIdPath, data: ApprovalBody, owner: Owner, answer_run: FromDishka[AnswerRun]
+    ) -> RunView:
+        """Approve or reject a waiting call."""
+        run = await answer_run.execute(
+            RunAnswer(
+                run_id=_run_id(run_id),
+                owner=owner,
+                call_id=ToolCallId(data.call_id),
+                decision=Decision(data.decision),
+                digest=data.digest,
+                reason=data.reason,
+            )
+        )
+        return run_view(run)
+
+    @post(
+        "/{run_id:str}/tool_outputs",
+        status_code=200,
+        dto=None,  # the controller's DTO decodes RunCreate; this body is Litestar's to decode
+        before_request=check_json_body,
+        summary="Give the output of a client tool's call",
+        description=(
+            "For a run in `requires_action`: the output of one call of `required_action.calls` whose `kind` "
+            "is `client_tool`. A string is the output as it is; any other JSON value is sent to the model as "
+            "JSON text. The output is untrusted data, as any tool's: it goes to the model in a tool message. "
+            "Once every waiting call is answered the run goes on. 409 as for approvals."
+        ),
+        responses=problem_responses(400, 401, 404, 409, 413, 415, 422, 503),
+    )
+    @inject
+    async def tool_output(
+        self, run_id: RunIdPath, data: ToolOutputBody, owner: Owner, answer_run: FromDishka[AnswerRun]
+    ) -> RunView:
+        """Give a client tool's output."""
+        output = data.output if isinstance(data.output, str) else msgspec.json.encode(data.output).decode()
+        run = await answer_run.execute(
+            RunAnswer(
+                run_id=_run_id(run_id),
+                owner=owner,
+                call_id=ToolCallId(data.call_id),
+                decision=Decision.OUTPUT,
+                digest=data.digest,
+                output=output,
+            )
+        )
+        return run_view(run)
+
 
 def _run_id(raw: str) -> RunId:
     """The canonical spelling of a run id; what is not a UUID names no run (404), in every route alike."""
@@ -291,7 +373,7 @@ def _moment(raw: str | None, name: str) -> datetime | None:
 
 
 def _run_response(run: Run, headers: dict[str, str], *, created: bool) -> Response[RunView]:
-    if run.is_terminal:
+    if run.is_at_rest:  # ended, or waits on the client (`requires_action`): nothing to poll for
         return Response(run_view(run), status_code=201 if created else 200, headers=headers)
     return Response(run_view(run), status_code=202, headers={**headers, "Retry-After": RETRY_AFTER_S})
 

@@ -59,5 +59,6 @@ def library_container(
         run_timeout_s=run_timeout_s,
         lease_s=settings.loop.run_lease_s,
         store_retry_s=settings.loop.run_store_retry_s,
+        approval_ttl_s=settings.loop.approval_ttl_s,
     )
     return make_container(settings, ObserversProvider(observers), _CallerProvider(llm, registry, config))

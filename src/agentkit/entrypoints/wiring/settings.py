@@ -73,6 +73,9 @@ class LoopSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     # Executors a run may have: one that dies (its lease lapses) hands the run to the next, which
     # resumes it from its last stored step; after this many the run ends `expired` (worker_lost).
     max_run_attempts: PositiveInt = 3
+    # How long a paused run (`requires_action`: an approval or a client tool's output) waits for its
+    # answers before it ends `expired`. A day by default: people answer approvals.
+    approval_ttl_s: PositiveFloat = 86400.0
     # Runs one worker process executes at once (queue mode).
     worker_concurrency: PositiveInt = 10
     # The SAQ queue's name in Redis (queue mode); API and workers must agree on it.

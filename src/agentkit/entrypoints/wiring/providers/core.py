@@ -26,6 +26,7 @@ from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.application.ports.session_store import SessionStore
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
+from agentkit.application.runs.answer_run import AnswerRun
 from agentkit.application.runs.cancel_run import CancelRun
 from agentkit.application.runs.chat import ChatTurn
 from agentkit.application.runs.create_run import CreateRun
@@ -91,6 +92,7 @@ class CoreProvider(Provider):
             run_timeout_s=loop.run_timeout_s,
             lease_s=loop.run_lease_s,
             store_retry_s=loop.run_store_retry_s,
+            approval_ttl_s=loop.approval_ttl_s,
         )
 
     @provide(scope=Scope.APP)
@@ -202,6 +204,7 @@ class CoreProvider(Provider):
     list_agents = provide(ListAgents, scope=Scope.REQUEST)
     agent_tools = provide(AgentTools, scope=Scope.REQUEST)
     cancel_run = provide(CancelRun, scope=Scope.REQUEST)
+    answer_run = provide(AnswerRun, scope=Scope.REQUEST)
     get_run = provide(GetRun, scope=Scope.REQUEST)
     list_runs = provide(ListRuns, scope=Scope.REQUEST)
     get_session = provide(GetSession, scope=Scope.REQUEST)
