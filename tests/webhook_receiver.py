@@ -86,9 +86,8 @@ class Receiver:
             async with self._arrived:
                 self.received.append(Received(headers=headers, body=body, payload=payload, answered=status))
                 self._arrived.notify_all()
-            writer.write(
-                f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".encode()
-            )
+            head_line = f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
+            writer.write(f"{head_line}Content-Length: 0\r\nConnection: close\r\n\r\n".encode())
             await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError):
             pass

@@ -273,3 +273,34 @@ async def test_the_openapi_document_describes_callback_url_and_the_webhooks_rout
     route = document["paths"]["/v1/runs/{run_id}/webhooks"]["get"]
     assert "webhook-signature" in route["description"]
     assert "404" in route["responses"]
+
+
+async def test_a_run_that_waits_for_an_approval_calls_back_and_is_resumed_from_what_the_webhook_said(
+    api_factory: ApiFactory,
+) -> None:
+    add_call = LLMResponse(
+        tool_calls=(ToolCall(id=ToolCallId("c1"), name="add", arguments={"a": 2, "b": 3}),), usage=Usage()
+    )
+    async with receiving(SECRET) as receiver:
+        api = await api_factory([add_call, answer("5")], **FAST)
+        body = {"goal": "2+3", "callback_url": receiver.url, "approval_required": ["add"]}
+        run = (await api.post("/v1/runs", json=body, headers=headers(Prefer="respond-async"))).json()
+
+        [paused] = await receiver.wait_for(1)
+        assert paused.verified
+        assert paused.payload["type"] == "run.requires_action"
+        [call] = paused.payload["data"]["required_action"]["calls"]
+        approval = {"call_id": call["call_id"], "digest": call["digest"], "decision": "approve"}
+        answered = await api.post(f"/v1/runs/{run['id']}/approvals", json=approval, headers=headers())
+        assert answered.status_code < 300, answered.text
+        _, ended = await receiver.wait_for(2)
+
+        assert ended.verified
+        assert ended.payload["type"] == "run.succeeded"
+        assert ended.payload["data"]["answer"] == "5"
+        assert paused.headers["webhook-id"] != ended.headers["webhook-id"]
+        deliveries = await deliveries_once(api, run["id"], done=2)
+        assert [(d["event"], d["status"]) for d in deliveries] == [
+            ("run.requires_action", "delivered"),
+            ("run.succeeded", "delivered"),
+        ]
