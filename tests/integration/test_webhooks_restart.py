@@ -7,8 +7,8 @@ signature with `standardwebhooks`; its first answer is a 500.
 import http.server
 import threading
 import time
-from datetime import UTC, datetime
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -119,7 +119,7 @@ def test_a_pending_retry_is_sent_by_the_next_process_after_a_kill(
     try:
         second.wait_until_healthy()
         [delivered] = until(
-            lambda: [d for d in deliveries(second, run_id) if d["status"] != "pending"], "the retry from the next process"
+            lambda: [d for d in deliveries(second, run_id) if d["status"] != "pending"], "the next process's retry"
         )
     finally:
         second.stop()
