@@ -304,3 +304,20 @@ async def test_a_run_that_waits_for_an_approval_calls_back_and_is_resumed_from_w
             ("run.requires_action", "delivered"),
             ("run.succeeded", "delivered"),
         ]
+
+
+async def test_a_receiver_that_does_not_answer_never_holds_a_run_up_and_times_out(api_factory: ApiFactory) -> None:
+    async with receiving(SECRET) as receiver:
+        receiver.hold = asyncio.Event()  # the receiver reads each request and never answers
+        api = await api_factory([answer("one"), answer("two")], **FAST, webhook_timeout_s=0.2, webhook_max_attempts=2)
+
+        runs = [
+            await api.post("/v1/runs", json={"goal": goal, "callback_url": receiver.url}, headers=headers())
+            for goal in ("first", "second")
+        ]
+
+        assert [(r.status_code, r.json()["status"]) for r in runs] == [(201, "succeeded"), (201, "succeeded")]
+        [delivery] = await deliveries_once(api, runs[0].json()["id"], done=1)
+        assert delivery["status"] == "failed"
+        assert [a["error"] for a in delivery["attempts"]] == ["no answer within 0.2 s (WEBHOOK_TIMEOUT_S)"] * 2
+        receiver.hold.set()

@@ -1,10 +1,14 @@
-"""A webhook delivery outlives its process: `agentkit serve` killed between two attempts, another one sends the retry.
+"""Webhooks from real processes: a delivery outlives a kill -9 of `agentkit serve`; queue workers send theirs.
 
 The receiver runs in a thread of its own (the test blocks on the server processes) and verifies each
 signature with `standardwebhooks`; its first answer is a 500.
 """
 
 import http.server
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -132,3 +136,45 @@ def test_a_pending_retry_is_sent_by_the_next_process_after_a_kill(
     assert one_verified
     assert two_verified
     assert one["webhook-id"] == two["webhook-id"] == delivered["id"]
+
+
+def test_in_queue_mode_the_worker_that_ran_the_run_sends_its_webhook(
+    server_env: dict[str, str], receiver: ThreadedReceiver
+) -> None:
+    receiver.statuses.clear()
+    queue = {
+        **server_env,
+        "API_KEYS": KEY,
+        "RUN_MODE": "queue",
+        "RUN_QUEUE_NAME": server_env["REDIS_KEY_PREFIX"] + "runs",
+    }
+    # only the worker can sign: the API stores and sends nothing, so the webhook is the worker's
+    worker_env = {**queue, "WEBHOOK_SECRET": SECRET, "WEBHOOK_ALLOW_LOOPBACK": "true", "WEBHOOK_URL": receiver.url}
+    api = ServedProcess(queue)
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "agentkit", "worker"],
+        env={**os.environ, **worker_env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        api.wait_until_healthy()
+        created = httpx.post(f"{api.base_url}/v1/runs", json={"goal": "6 * 7?"}, headers={"X-API-Key": KEY}, timeout=30)
+        assert created.status_code in (201, 202), created.text
+        run_id = created.json()["id"]
+
+        [delivered] = until(
+            lambda: [d for d in deliveries(api, run_id) if d["status"] == "delivered"], "the worker's webhook"
+        )
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        try:
+            worker.wait(60)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+        api.stop()
+
+    assert delivered["event"] == "run.succeeded"
+    [(headers, verified)] = receiver.received
+    assert verified
+    assert headers["webhook-id"] == delivered["id"]
