@@ -118,7 +118,7 @@ Cursor = Annotated[
 
 def runs_controller(config: ApiConfig) -> type["RunsController"]:
     """The runs routes for this configuration: the body decoder enforces its limits and the document shows them."""
-    dto = RunCreateDTO.for_type(run_create_type(config.max_goal_chars, config.agent_names))
+    dto = RunCreateDTO.for_type(run_create_type(config.max_goal_chars, config.agent_names, webhooks=config.webhooks))
     return type("RunsController", (RunsController,), {"dto": dto})
 
 

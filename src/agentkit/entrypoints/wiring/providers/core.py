@@ -56,6 +56,7 @@ def api_config_of(settings: Settings) -> ApiConfig:
         response_timeout_s=settings.http.response_timeout_s,
         shutdown_grace_s=settings.loop.shutdown_grace_s,
         metrics_route=settings.observability.metrics_enabled and metrics_address(settings) is None,
+        webhooks=settings.webhooks.webhook_secret is not None,
     )
 
 
