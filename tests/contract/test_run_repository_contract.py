@@ -9,9 +9,11 @@ import pytest
 from agentkit.application.errors import IdempotencyConflict, StaleAttempt
 from agentkit.application.ports.run_repository import cursor_of
 from agentkit.domain import run as runs
+from agentkit.domain.actions import ActionKind, CallAnswer, Decision, PendingCall, call_digest
 from agentkit.domain.ids import OwnerId, RunId, SessionId, ToolCallId
 from agentkit.domain.messages import Usage
 from agentkit.domain.run import Run, RunStatus
+from agentkit.domain.tools import ToolSchema
 from tests.contract.conftest import StateKit
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
@@ -295,3 +297,116 @@ async def test_a_run_whose_executor_still_holds_its_lease_is_not_claimed(kit: St
     resumed = await kit.runs.claim(live.id, attempt=1, now=T0 + timedelta(seconds=10), until=T0 + timedelta(seconds=40))
     assert resumed is not None
     assert resumed.attempt == 2
+
+
+def paused_run(*, until: datetime = T0 + timedelta(hours=1), **changes: object) -> Run:
+    """A run that paused on two calls: an approval and a client tool's output."""
+    calls = (
+        PendingCall(
+            call_id=ToolCallId("c1"),
+            name="transfer",
+            arguments={"amount": 5, "to": {"iban": "X"}},
+            digest=call_digest("transfer", {"amount": 5, "to": {"iban": "X"}}),
+            kind=ActionKind.APPROVAL,
+        ),
+        PendingCall(
+            call_id=ToolCallId("c2"),
+            name="pick",
+            arguments={},
+            digest=call_digest("pick", {}),
+            kind=ActionKind.CLIENT_TOOL,
+        ),
+    )
+    started = runs.start(new_run(**changes), now=T0, lease_until=T0 + timedelta(seconds=30))
+    return runs.pause(started, calls, now=T0, until=until)
+
+
+async def test_a_paused_run_reads_back_with_its_calls_and_answers(kit: StateKit) -> None:
+    run = paused_run(
+        approval_required=("transfer",),
+        client_tools=(ToolSchema(name="pick", description="Pick one", parameters={"type": "object"}),),
+        callback_url="https://hooks.example/agentkit",
+    )
+    await kit.runs.add(run)
+    approval = CallAnswer(decision=Decision.APPROVE, answered_at=T0 + timedelta(seconds=1), reason="fine")
+    answered = runs.give_answer(run, ToolCallId("c1"), run.action.calls[0].digest, approval, now=T0)  # type: ignore[union-attr]
+
+    assert await kit.runs.get(run.id) == run
+    assert await kit.runs.save_answer(answered, expected=run.action)  # type: ignore[arg-type]
+    assert await kit.runs.get(run.id) == answered
+    assert answered.status is RunStatus.REQUIRES_ACTION
+    assert run.pauses == 1
+
+
+async def test_of_two_answers_given_at_once_the_second_is_told_to_look_again(kit: StateKit) -> None:
+    run = paused_run()
+    await kit.runs.add(run)
+    assert run.action is not None
+    at = T0 + timedelta(seconds=1)
+    approve = runs.give_answer(
+        run, ToolCallId("c1"), run.action.calls[0].digest, CallAnswer(decision=Decision.APPROVE, answered_at=at), now=at
+    )
+    output = runs.give_answer(
+        run, ToolCallId("c2"), None, CallAnswer(decision=Decision.OUTPUT, answered_at=at, output="b"), now=at
+    )
+
+    assert await kit.runs.save_answer(approve, expected=run.action)
+    assert not await kit.runs.save_answer(output, expected=run.action)  # it read the action before the approval
+
+    stored = await kit.runs.get(run.id)
+    assert stored is not None
+    assert stored.action is not None
+    both = runs.give_answer(
+        stored, ToolCallId("c2"), None, CallAnswer(decision=Decision.OUTPUT, answered_at=at, output="b"), now=at
+    )
+    assert both.status is RunStatus.RUNNING
+    assert await kit.runs.save_answer(both, expected=stored.action)
+    resumed = await kit.runs.claim(run.id, attempt=run.attempt, now=at, until=at + timedelta(seconds=30))
+    assert resumed is not None
+    assert resumed.attempt == run.attempt + 1
+    assert resumed.action == both.action  # the executor finds every answer
+
+
+async def test_an_unanswered_paused_run_expires_at_its_deadline_and_is_never_renewed(kit: StateKit) -> None:
+    deadline = T0 + timedelta(minutes=5)
+    soon, later = paused_run(until=deadline), paused_run(until=deadline + timedelta(hours=1))
+    for run in (soon, later):
+        await kit.runs.add(run)
+
+    renewed = await kit.runs.renew_leases([soon.id], now=T0, until=T0 + timedelta(days=1))
+    lapsed = await kit.runs.lapsed(deadline + timedelta(seconds=1))
+    expired = await kit.runs.expire_unanswered(deadline + timedelta(seconds=1), reason="unanswered")
+
+    assert renewed == set()
+    assert lapsed == []  # a paused run has no executor to lose
+    assert [run.id for run in expired] == [soon.id]
+    stored = await kit.runs.get(soon.id)
+    assert stored is not None
+    assert (stored.status, stored.failure_reason) == (RunStatus.EXPIRED, "unanswered")
+    assert (await kit.runs.get(later.id)) == later
+
+
+async def test_a_paused_run_is_cancelled_by_a_save(kit: StateKit) -> None:
+    run = paused_run()
+    await kit.runs.add(run)
+
+    cancelled = runs.request_cancel(run, now=T0 + timedelta(seconds=1))
+    await kit.runs.save(cancelled)
+
+    stored = await kit.runs.get(run.id)
+    assert stored is not None
+    assert stored.status is RunStatus.CANCELLED
+    assert not await kit.runs.save_answer(run, expected=run.action)  # type: ignore[arg-type]
+
+
+async def test_attempts_that_ended_in_a_pause_do_not_count_as_lost_executors(kit: StateKit) -> None:
+    # taken three times, paused twice: one executor was lost, so the run is not expired at 3 attempts
+    run = msgspec.structs.replace(
+        runs.start(new_run(), now=T0, lease_until=T0 + timedelta(seconds=1)), attempt=3, pauses=2
+    )
+    await kit.runs.add(run)
+
+    expired = await kit.runs.expire_lapsed(T0 + timedelta(minutes=1), reason="worker_lost", min_attempt=3)
+
+    assert expired == []
+    assert [lapsed.id for lapsed in await kit.runs.lapsed(T0 + timedelta(minutes=1))] == [run.id]

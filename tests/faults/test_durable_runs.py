@@ -201,3 +201,35 @@ async def test_a_cancel_made_through_the_api_reaches_the_worker_before_the_next_
         assert world.charged() == {}
     finally:
         await asyncio.to_thread(world.stop)
+
+
+async def test_a_run_paused_on_a_worker_is_approved_through_the_api_and_resumed_by_another_worker(
+    world: QueueWorld,
+) -> None:
+    async with world.client() as client:
+        response = await client.post(
+            "/v1/runs",
+            json={"goal": "charge after approval", "approval_required": ["charge"]},
+            headers={"Prefer": "respond-async"},
+        )
+        run_id = response.json()["id"]
+        [paused] = await settled(client, [run_id])
+        assert paused["status"] == "requires_action"
+        [waiting] = paused["required_action"]["calls"]
+        assert (waiting["name"], waiting["arguments"]) == ("charge", {"amount": 5})
+        assert world.charged() == {}
+        # the workers that ran it are gone: whoever answers, a new worker resumes the run
+        for worker in world.workers:
+            await asyncio.to_thread(worker.kill)
+        world.workers.clear()
+        await asyncio.to_thread(world.add_worker, "worker-after")
+
+        approved = await client.post(
+            f"/v1/runs/{run_id}/approvals",
+            json={"call_id": waiting["call_id"], "digest": waiting["digest"], "decision": "approve"},
+        )
+        assert approved.status_code == 200, approved.text
+        [done] = await settled(client, [run_id])
+        assert done["status"] == "succeeded", done
+        assert list(world.charged().values()) == [1]
+        await assert_nothing_repeated(world, client, [done])

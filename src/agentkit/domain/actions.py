@@ -75,11 +75,15 @@ class RequiredAction(msgspec.Struct, frozen=True, kw_only=True):
         calls: The calls of the model's turn that wait, in the model's order.
         requested_at: When the run paused.
         expires_at: When the run ends `expired` unless every call was answered (APPROVAL_TTL_S).
+        turn_step: The step number of the LLM step whose turn made the calls: the answers hold for
+            that turn only (some providers reuse call ids across turns; an approval must not carry
+            over to a later call that happens to share an id).
     """
 
     calls: tuple[PendingCall, ...]
     requested_at: datetime
     expires_at: datetime
+    turn_step: int = 0
 
     @property
     def answered(self) -> bool:

@@ -242,14 +242,15 @@ def hand_back(run: Run, *, now: datetime) -> Run:
     return msgspec.structs.replace(run, expires_at=now)
 
 
-def pause(run: Run, calls: tuple[PendingCall, ...], *, now: datetime, until: datetime) -> Run:
-    """running → requires_action: these calls wait on answers until `until`; the run gives up its lease.
+def pause(run: Run, calls: tuple[PendingCall, ...], *, now: datetime, until: datetime, turn_step: int = 0) -> Run:
+    """running → requires_action: these calls (of the turn of LLM step `turn_step`) wait on answers until `until`.
 
-    The lease's expiry becomes the action's: the sweeper ends a run nobody answered `expired`.
+    The run gives up its lease, whose expiry becomes the action's: the sweeper ends a run nobody
+    answered `expired`.
     """
     if not calls:
         raise ValueError("a run pauses on at least one call")
-    action = RequiredAction(calls=calls, requested_at=now, expires_at=until)
+    action = RequiredAction(calls=calls, requested_at=now, expires_at=until, turn_step=turn_step)
     return _move(run, RunStatus.REQUIRES_ACTION, action=action, expires_at=until, calling=None, pauses=run.pauses + 1)
 
 

@@ -163,6 +163,8 @@ class RunExecution:
             )
         if point.outcome is not None:
             return self._end(point.outcome.status, point.outcome.reason)
+        if self.run.action is not None and (not point.pending or self.run.action.turn_step != point.pending_turn_step):
+            self.run = runs.action_done(self.run)  # answers for a turn that is over: they hold for no other
         if point.pending:
             self.resumed_calls = point.pending
             finished = await self._call_tools(point.pending)
@@ -242,7 +244,7 @@ class RunExecution:
                 return self._end(RunStatus.CANCELLED, "cancelled on request")
             answered = None if self.run.action is None else self.run.action.answer_of(call.id)
             if answered is not None and answered.decision is not Decision.APPROVE:
-                result = answered_result(call, answered)
+                result = answered_result(call, answered, self.tools)
             else:
                 interrupted = await self._before_call(call)
                 if interrupted is not None:
@@ -300,7 +302,8 @@ class RunExecution:
         now = self.deps.clock.now()
         until = now + timedelta(seconds=self.deps.config.approval_ttl_s)
         logger.info("run_paused", calls=[call.call_id for call in waiting], kinds=[call.kind for call in waiting])
-        return runs.pause(self.run, waiting, now=now, until=until)
+        # no call of the turn ran: the last step recorded is the LLM step that made them
+        return runs.pause(self.run, waiting, now=now, until=until, turn_step=self.recorder.step_no)
 
     async def _before_call(self, call: ToolCall) -> str | None:
         """Make a call safe to start: say why it must not be (a side effect that may have happened), or record it.

@@ -40,6 +40,7 @@ class ResumePoint(msgspec.Struct, kw_only=True):
         usage: Tokens spent by the stored LLM calls.
         cost_usd: What the stored LLM calls cost (None: no price known for any).
         pending: The calls of the last stored turn that have no stored result, in order.
+        pending_turn_step: The step number of the LLM step that made the pending calls.
         outcome: Set when the stored steps already decided the run's end (an answer, or a stop).
     """
 
@@ -48,6 +49,7 @@ class ResumePoint(msgspec.Struct, kw_only=True):
     last_step_no: int = 0
     usage: Usage = Usage()
     pending: tuple[ToolCall, ...] = ()
+    pending_turn_step: int = 0
     outcome: Answered | Stop | None = None
     cost_usd: float | None = None
 
@@ -76,6 +78,7 @@ def replay(opening: Sequence[Message], steps: Sequence[Step], limits: LoopLimits
     cost = 0.0
     priced = False
     turn: CallTools | None = None
+    turn_step = 0
     results: dict[str, ToolStep] = {}
     for step in steps:
         point.last_step_no = max(point.last_step_no, step.step_no)
@@ -86,6 +89,7 @@ def replay(opening: Sequence[Message], steps: Sequence[Step], limits: LoopLimits
             _replay_calls(point, turn, results, tools)
             turn, results = None, {}
             if point.outcome is not None or point.pending:
+                point.pending_turn_step = turn_step
                 break
         input_tokens += step.usage.input_tokens
         output_tokens += step.usage.output_tokens
@@ -103,12 +107,13 @@ def replay(opening: Sequence[Message], steps: Sequence[Step], limits: LoopLimits
         elif isinstance(decision, Remind):
             point.messages.append(Message(role="user", content=STRUCTURED_OUTPUT_REMINDER))
         else:
-            turn = decision
+            turn, turn_step = decision, step.step_no
         if point.outcome is not None:
             break
     else:
         if turn is not None:
             _replay_calls(point, turn, results, tools)
+            point.pending_turn_step = turn_step
     point.usage = Usage(input_tokens=input_tokens, output_tokens=output_tokens)
     point.cost_usd = cost if priced else None
     return point

@@ -186,6 +186,11 @@ class ToolRegistry:
             return _failure(f"tool {call.name!r} failed: {type(exc).__name__}: {exc}", started)
         return self._success(value, started)
 
+    def outside_result(self, output: str) -> ToolResult:
+        """The result of a call answered from outside (a client tool's output), cut to the same limit as any tool's."""
+        truncated = len(output) > self._output_max_chars
+        return ToolResult(ok=True, output=output[: self._output_max_chars], truncated=truncated)
+
     def _success(self, value: Any, started: float) -> ToolResult:
         try:
             output = render(value)
