@@ -21,6 +21,8 @@ from agentkit.application.errors import InvalidCallbackURL
 from agentkit.application.ports.callback_url_guard import CallbackURLGuard
 
 MAX_URL_CHARS: Final = 2048
+# A resolver that hangs must not hold a request (or a sender's place) for the system's own timeouts.
+RESOLVE_TIMEOUT_S: Final = 5.0
 _LOCAL_NAMES: Final = frozenset({"localhost"})
 
 
@@ -127,7 +129,10 @@ class WebhookURLGuard(CallbackURLGuard):
 
     async def _resolve(self, host: str) -> Sequence[str]:
         try:
-            found = await self._resolver.resolve(host)
+            async with asyncio.timeout(RESOLVE_TIMEOUT_S):
+                found = await self._resolver.resolve(host)
+        except TimeoutError:
+            raise TargetUnresolvable(f"callback_url: {host!r} did not resolve within {RESOLVE_TIMEOUT_S:g} s") from None
         except OSError as exc:
             raise TargetUnresolvable(f"callback_url: cannot resolve {host!r}: {exc}") from None
         if not found:
