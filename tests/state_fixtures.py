@@ -108,7 +108,7 @@ async def pg_engine(state_servers: StateServers) -> AsyncIterator[AsyncEngine]:
     """An engine on the tests' database, with empty tables."""
     engine = create_engine(state_servers.database_url, pool_size=5, max_overflow=20)
     async with engine.begin() as conn:
-        await conn.execute(text("TRUNCATE runs, steps, run_messages, run_tool_sets"))
+        await conn.execute(text("TRUNCATE runs, steps, run_messages, run_tool_sets, webhook_deliveries"))
     yield engine
     await engine.dispose()
 

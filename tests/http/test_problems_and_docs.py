@@ -118,6 +118,7 @@ async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) 
         "/v1/runs/{run_id}/approvals",
         "/v1/runs/{run_id}/tool_outputs",
         "/v1/runs/{run_id}/events",
+        "/v1/runs/{run_id}/webhooks",
         "/v1/tools",
         "/v1/agents",
         "/v1/chat",

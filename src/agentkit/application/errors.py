@@ -9,6 +9,8 @@ ApplicationError
  ├── RunConflict            the run cannot do that in its state (cancel a finished run)
  ├── IdempotencyConflict    the same Idempotency-Key is still being processed
  ├── IdempotencyMismatch    the same Idempotency-Key came with another request body
+ ├── InvalidCallbackURL     a run's callback_url is not http(s), too long, or names a refused address
+ ├── WebhooksNotConfigured  a callback_url was asked for, but no WEBHOOK_SECRET is set to sign with
  ├── RateLimited            too many requests; retry after some seconds
  │    └── AuthThrottled     too many failed API-key attempts from one client address
  ├── Overloaded             this process has as many runs in flight as it takes; retry after some seconds
@@ -77,6 +79,18 @@ class IdempotencyMismatch(ApplicationError):
     """The Idempotency-Key was used before with a different request."""
 
     code = "idempotency_key_reused"
+
+
+class InvalidCallbackURL(ApplicationError):
+    """A run's callback URL that AgentKit will not POST to (the message says why)."""
+
+    code = "invalid_callback_url"
+
+
+class WebhooksNotConfigured(ApplicationError):
+    """A run asked for a callback, but the server has no WEBHOOK_SECRET to sign webhooks with."""
+
+    code = "webhooks_not_configured"
 
 
 class RateLimited(ApplicationError):

@@ -99,7 +99,7 @@ class ServedApi:
 
     async def forget_runs(self) -> None:
         async with self._engine.begin() as conn:
-            await conn.execute(text("TRUNCATE runs, steps, run_messages, run_tool_sets"))
+            await conn.execute(text("TRUNCATE runs, steps, run_messages, run_tool_sets, webhook_deliveries"))
 
     async def _clean_up(self) -> None:
         await self._engine.dispose()

@@ -9,6 +9,7 @@ from agentkit.adapters.memory.run_listing import InMemoryRunListing
 from agentkit.adapters.memory.runs import InMemoryRunRepository
 from agentkit.adapters.memory.sessions import InMemorySessionStore
 from agentkit.adapters.memory.trace import FailingTraceSink, InMemoryTraceSink
+from agentkit.adapters.memory.webhooks import InMemoryWebhookOutbox
 
 __all__ = [
     "FailingTraceSink",
@@ -21,5 +22,6 @@ __all__ = [
     "InMemoryRunRepository",
     "InMemorySessionStore",
     "InMemoryTraceSink",
+    "InMemoryWebhookOutbox",
     "SequentialIdGenerator",
 ]

@@ -135,3 +135,30 @@ run_tool_sets = Table(
     Column("schemas", _Json, nullable=False),
     PrimaryKeyConstraint("run_id", "digest"),
 )
+
+# Each webhook event of a run (its id is the `webhook-id`), with every attempt made to deliver it.
+webhook_deliveries = Table(
+    "webhook_deliveries",
+    metadata,
+    Column("id", Text, primary_key=True),
+    Column("run_id", Uuid(as_uuid=False), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("owner", Text, nullable=False),
+    Column("event", Text, nullable=False),
+    Column("url", Text, nullable=False),
+    # the exact body that is signed and sent on every attempt
+    Column("payload", Text, nullable=False),
+    Column("status", Text, nullable=False),
+    Column("attempts", _Json, nullable=False, server_default=text("'[]'::jsonb")),
+    # len(attempts), kept beside them: the fence a sender's write of its attempt is checked against
+    Column("attempt_count", Integer, nullable=False, server_default="0"),
+    Column("created_at", _Time, nullable=False),
+    # when a pending delivery is due, or until when the sender that claimed it holds it
+    Column("next_attempt_at", _Time, nullable=False),
+    Column("finished_at", _Time),
+    Column("failure_reason", Text),
+    Index("ix_webhook_deliveries_run_id_created_at", "run_id", "created_at"),
+    # the senders' claim: pending deliveries by due time
+    Index(
+        "ix_webhook_deliveries_pending_next_attempt_at", "next_attempt_at", postgresql_where=text("status = 'pending'")
+    ),
+)

@@ -8,7 +8,8 @@ import msgspec
 
 from agentkit.application.agents.catalog import AgentCatalog
 from agentkit.application.agents.profile import DEFAULT_AGENT
-from agentkit.application.errors import IdempotencyMismatch, UnknownAgent
+from agentkit.application.errors import IdempotencyMismatch, UnknownAgent, WebhooksNotConfigured
+from agentkit.application.ports.callback_url_guard import CallbackURLGuard
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.id_generator import IdGenerator
 from agentkit.application.ports.run_repository import RunRepository
@@ -44,6 +45,7 @@ class CreateRunInput(msgspec.Struct, frozen=True, kw_only=True):
         agent: The agent to run (None: `default`).
         approval_required: Tools whose calls need an approval in this run.
         client_tools: Tools the client runs itself (a call pauses the run until its output comes).
+        callback_url: Where the run's webhook events are POSTed (None: the service's WEBHOOK_URL, if any).
     """
 
     owner: OwnerId
@@ -58,6 +60,7 @@ class CreateRunInput(msgspec.Struct, frozen=True, kw_only=True):
     cost_budget: float | None = None
     approval_required: tuple[str, ...] = ()
     client_tools: tuple[ToolSchema, ...] = ()
+    callback_url: str | None = None
 
 
 class ValidRunRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -94,6 +97,8 @@ class CreateRun:
       the same key with another request is refused.
     - The agent must be configured (UnknownAgent otherwise); its limits stand in for the service's
       and its output schema for a request that gives none. The run records the agent and its version.
+    - A callback URL must pass the callback guard (http_fetch's SSRF rules, with DNS: `check_callback`,
+      the one check that does I/O); with webhooks off (no guard) a callback is refused.
 
     `execute` does it all; `validate`, `replay_of` and `store` are its three steps, in that order,
     for a caller that has something to do between them (SubmitRun counts the request only once it
@@ -111,8 +116,10 @@ class CreateRun:
         pending_lease_s: float | None = None,
         token_budget: int | None = None,
         agents: AgentCatalog | None = None,
+        callbacks: CallbackURLGuard | None = None,
     ) -> None:
         self._agents = agents
+        self._callbacks = callbacks
         self._runs = runs
         self._clock = clock
         self._ids = ids
@@ -125,6 +132,7 @@ class CreateRun:
     async def execute(self, inp: CreateRunInput) -> CreateRunResult:
         """Validate and store the run (or return the earlier run this request repeats)."""
         valid = self.validate(inp)
+        await self.check_callback(inp)
         earlier = await self.replay_of(inp)
         if earlier is not None:
             return CreateRunResult(run=earlier, replayed=True)
@@ -169,6 +177,21 @@ class CreateRun:
             output_schema=inp.output_schema if inp.output_schema is not None or agent is None else agent.output_schema,
         )
 
+    async def check_callback(self, inp: CreateRunInput) -> None:
+        """Check the callback URL, if the request has one (its host is resolved: after `validate`).
+
+        Raises:
+            InvalidCallbackURL: not http(s), too long, or its host is or resolves to a refused address.
+            WebhooksNotConfigured: webhooks are off (no WEBHOOK_SECRET to sign them with).
+        """
+        if inp.callback_url is None:
+            return
+        if self._callbacks is None:
+            raise WebhooksNotConfigured(
+                "callback_url: this server sends no webhooks (its WEBHOOK_SECRET is not set); leave callback_url out"
+            )
+        await self._callbacks.check(inp.callback_url)
+
     async def replay_of(self, inp: CreateRunInput) -> Run | None:
         """The run an earlier request with the same idempotency key created, if any.
 
@@ -207,6 +230,7 @@ class CreateRun:
             agent_version=valid.agent_version,
             approval_required=tuple(dict.fromkeys(inp.approval_required)),
             client_tools=inp.client_tools,
+            callback_url=inp.callback_url,
         )
         await self._runs.add(run)
         return run

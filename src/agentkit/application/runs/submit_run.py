@@ -39,7 +39,7 @@ class SubmitRun:
     """Store a run (committed before anyone hears of it), start it, and wait up to `wait_s`.
 
     Rules, in the order they apply (the cheap refusals first, and nothing counted that is not accepted):
-    - An invalid request is refused (InvalidGoal) before anything is read, counted or stored.
+    - An invalid request is refused (InvalidGoal, InvalidCallbackURL) before anything is read, counted or stored.
     - A replayed request (same idempotency key and body) returns the earlier run: it starts nothing,
       needs no place and spends none of the owner's quota (no second LLM call either).
     - A new run needs a place among the runs in flight in this process; with none free it is refused
@@ -75,6 +75,7 @@ class SubmitRun:
     async def execute(self, inp: CreateRunInput, *, wait_s: float) -> SubmitRunResult:
         """Accept the run; return it finished, or as it stands after `wait_s` seconds."""
         valid = self._create.validate(inp)
+        await self._create.check_callback(inp)
         earlier = await self._create.replay_of(inp)
         if earlier is not None:
             return await self._settle(earlier, wait_s, replayed=True)

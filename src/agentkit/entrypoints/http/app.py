@@ -12,6 +12,7 @@ from litestar.openapi.config import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 
 from agentkit._version import __version__
+from agentkit.application.ports.background_work import BackgroundWork
 from agentkit.application.ports.run_admission import RunAdmission
 from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.application.ports.trace_context import TraceContext
@@ -26,6 +27,7 @@ from agentkit.entrypoints.http.problems import EXCEPTION_HANDLERS
 from agentkit.entrypoints.http.runs import runs_controller
 from agentkit.entrypoints.http.sessions import SessionsController
 from agentkit.entrypoints.http.shedding import shed_when_full
+from agentkit.entrypoints.http.webhooks import RunWebhooksController
 
 logger = structlog.get_logger(__name__)
 
@@ -33,18 +35,21 @@ API_KEY_SCHEME = SecurityScheme(type="apiKey", name=API_KEY_HEADER, security_sch
 
 
 def create_app(container: AsyncContainer, config: ApiConfig) -> Litestar:
-    """The HTTP API on this container. The app starts the scheduler, and stops it and closes the container
-    when it shuts down."""
+    """The HTTP API on this container. The app starts the scheduler and the background work (the webhook
+    sender), and stops them and closes the container when it shuts down."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         scheduler = await container.get(RunScheduler)
+        background = await container.get(BackgroundWork)
         await scheduler.start()
+        await background.start()
         logger.info("api_started", api_keys=len(config.api_keys))
         try:
             yield
         finally:
             await scheduler.shutdown(config.shutdown_grace_s)
+            await background.stop()  # after the runs: their last events are stored before it stops
             await container.close()
             logger.info("api_stopped")
 
@@ -52,6 +57,7 @@ def create_app(container: AsyncContainer, config: ApiConfig) -> Litestar:
         path="/v1",
         route_handlers=[
             runs_controller(config),
+            RunWebhooksController,
             SessionsController,
             tools_route(config),
             list_agents,

@@ -15,6 +15,7 @@ class ApiConfig(msgspec.Struct, frozen=True, kw_only=True):
         shutdown_grace_s: How long running runs get once the process is told to stop (SHUTDOWN_GRACE_S).
         agent_names: The configured agents (the OpenAPI document lists them).
         metrics_route: Serve GET /metrics here, behind the API key (metrics on, METRICS_BIND unset).
+        webhooks: Runs may ask for a callback_url (WEBHOOK_SECRET is set).
     """
 
     api_keys: tuple[str, ...] = ()
@@ -25,3 +26,4 @@ class ApiConfig(msgspec.Struct, frozen=True, kw_only=True):
     shutdown_grace_s: float = 10.0
     agent_names: tuple[str, ...] = ("default",)
     metrics_route: bool = False
+    webhooks: bool = False

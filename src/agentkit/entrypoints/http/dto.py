@@ -100,6 +100,31 @@ class ClientToolSpec(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     ] = msgspec.field(default_factory=lambda: {"type": "object", "properties": {}})
 
 
+CALLBACK_URL_PATTERN: Final = "^[hH][tT][tT][pP][sS]?://"
+CallbackURLText = Annotated[
+    str,
+    msgspec.Meta(
+        min_length=1,
+        max_length=2048,
+        pattern=CALLBACK_URL_PATTERN,
+        description=(
+            "POST the run's events here: when it enters `requires_action` and when it ends, signed per the "
+            "Standard Webhooks spec and retried with backoff (GET /v1/runs/{id}/webhooks shows each attempt). "
+            "http(s) only; a host that is or resolves to a private, loopback, link-local or metadata address "
+            "is refused (422 `invalid_callback_url`). Left out: the server's WEBHOOK_URL, if it has one."
+        ),
+    ),
+]
+NoCallbackURL = Annotated[
+    None,
+    msgspec.Meta(
+        description=(
+            "Webhooks are off on this server (it has no WEBHOOK_SECRET to sign them with): leave callback_url out."
+        )
+    ),
+]
+
+
 class RunCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """POST /v1/runs: what the agent should do.
 
@@ -182,6 +207,7 @@ class RunCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         ]
         | None
     ) = None
+    callback_url: CallbackURLText | None = None
 
 
 def agent_name_type(agent_names: tuple[str, ...]) -> Any:
@@ -199,8 +225,13 @@ def agent_name_type(agent_names: tuple[str, ...]) -> Any:
     ]
 
 
-def run_create_type(max_goal_chars: int, agent_names: tuple[str, ...] = ("default",)) -> type[RunCreate]:
-    """RunCreate with the goal limit the server enforces, so the document and the decoder say the same."""
+def run_create_type(
+    max_goal_chars: int, agent_names: tuple[str, ...] = ("default",), *, webhooks: bool = True
+) -> type[RunCreate]:
+    """RunCreate with the goal limit the server enforces, so the document and the decoder say the same.
+
+    With webhooks off (no WEBHOOK_SECRET), `callback_url` may only be null.
+    """
     goal = Annotated[
         str,
         msgspec.Meta(
@@ -214,7 +245,11 @@ def run_create_type(max_goal_chars: int, agent_names: tuple[str, ...] = ("defaul
         type[RunCreate],
         msgspec.defstruct(
             "RunCreate",
-            [("goal", goal), ("agent", agent_name_type(agent_names) | None, None)],
+            [
+                ("goal", goal),
+                ("agent", agent_name_type(agent_names) | None, None),
+                ("callback_url", CallbackURLText | None if webhooks else NoCallbackURL, None),
+            ],
             bases=(RunCreate,),
             kw_only=True,
             forbid_unknown_fields=True,
@@ -240,6 +275,7 @@ class RunLinks(msgspec.Struct, kw_only=True):
     cancel: str
     approvals: str
     tool_outputs: str
+    webhooks: str
 
 
 class CallAnswerView(msgspec.Struct, kw_only=True):
@@ -322,6 +358,7 @@ class RunView(msgspec.Struct, kw_only=True):
     required_action: RequiredActionView | None = None
     approval_required: list[str] = []
     client_tools: list[str] = []
+    callback_url: str | None = None
 
 
 class ToolCallView(msgspec.Struct, kw_only=True):
@@ -459,6 +496,7 @@ def run_links(url: str) -> RunLinks:
         cancel=f"{url}/cancel",
         approvals=f"{url}/approvals",
         tool_outputs=f"{url}/tool_outputs",
+        webhooks=f"{url}/webhooks",
     )
 
 
@@ -510,6 +548,7 @@ def run_view(run: Run, base: str = "/v1/runs") -> RunView:
         required_action=_action_view(run.action) if run.status is RunStatus.REQUIRES_ACTION else None,
         approval_required=list(run.approval_required),
         client_tools=[tool.name for tool in run.client_tools],
+        callback_url=run.callback_url,
         agent=run.agent,
         agent_version=run.agent_version,
     )

@@ -16,6 +16,7 @@ from agentkit.application.errors import (
     CursorNotFound,
     IdempotencyConflict,
     IdempotencyMismatch,
+    InvalidCallbackURL,
     InvalidListing,
     Overloaded,
     RateLimited,
@@ -25,6 +26,7 @@ from agentkit.application.errors import (
     ShuttingDown,
     StoreUnavailable,
     UnknownAgent,
+    WebhooksNotConfigured,
 )
 from agentkit.domain.errors import ActionRefused, DomainError, IllegalTransition, InvalidGoal, InvalidOutputSchema
 
@@ -79,6 +81,8 @@ _BY_ERROR: list[tuple[type[Exception], int, str]] = [
     (InvalidOutputSchema, 422, "Invalid output schema"),
     (InvalidGoal, 422, "Invalid run request"),
     (UnknownAgent, 422, "Unknown agent"),
+    (InvalidCallbackURL, 422, "Invalid callback URL"),
+    (WebhooksNotConfigured, 422, "Webhooks not configured"),
     (RateLimited, 429, "Too many requests"),
     (Overloaded, 503, OVERLOADED_TITLE),
     (StoreUnavailable, 503, "Service unavailable"),
@@ -233,7 +237,9 @@ _DESCRIPTIONS = {
     422: (
         "The request does not validate (the detail names the field, `code` is `validation_error`, "
         "`invalid_goal` or `invalid_output_schema`), names an agent that is not configured (`code` is "
-        "`unknown_agent`), the Idempotency-Key was used before with a different body "
+        "`unknown_agent`), a callback_url is refused (`code` is `invalid_callback_url`: not http(s), too long, or its "
+        "host is or resolves to a private, loopback, link-local or metadata address; `webhooks_not_configured`: the "
+        "server has no WEBHOOK_SECRET), the Idempotency-Key was used before with a different body "
         "(`code` is `idempotency_key_reused`), or a listing's time filter has no time zone "
         "(`code` is `invalid_listing`)"
     ),

@@ -142,7 +142,7 @@ AfterEvent = Annotated[
 
 def runs_controller(config: ApiConfig) -> type["RunsController"]:
     """The runs routes for this configuration: the body decoder enforces its limits and the document shows them."""
-    dto = RunCreateDTO.for_type(run_create_type(config.max_goal_chars, config.agent_names))
+    dto = RunCreateDTO.for_type(run_create_type(config.max_goal_chars, config.agent_names, webhooks=config.webhooks))
     return type("RunsController", (RunsController,), {"dto": dto})
 
 
@@ -201,6 +201,7 @@ class RunsController(Controller):
                     ToolSchema(name=name, description=spec.description, parameters=spec.parameters)
                     for name, spec in (data.client_tools or {}).items()
                 ),
+                callback_url=data.callback_url,
             ),
             wait_s=0.0 if respond_async else config.response_timeout_s,
         )

@@ -9,6 +9,7 @@ from agentkit.entrypoints.wiring.providers.observability import ObservabilityPro
 from agentkit.entrypoints.wiring.providers.scheduling import QueueProvider, scheduling_for
 from agentkit.entrypoints.wiring.providers.state import StateProvider
 from agentkit.entrypoints.wiring.providers.tools import ToolsProvider
+from agentkit.entrypoints.wiring.providers.webhooks import WebhooksProvider
 from agentkit.entrypoints.wiring.settings import Settings
 from agentkit.entrypoints.wiring.startup import IN_MEMORY, StateEndpoints
 
@@ -31,6 +32,7 @@ def make_container(settings: Settings, *overrides: Provider, endpoints: StateEnd
         AgentsProvider(),
         ObserversProvider(),
         ObservabilityProvider(),
+        WebhooksProvider(),
         *overrides,
         context={Settings: settings, StateEndpoints: endpoints},
     )

@@ -170,6 +170,27 @@ class ObservabilitySettings(msgspec.Struct, frozen=True, kw_only=True, rename="u
     llm_prices_enabled: bool = True
 
 
+class WebhookSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
+    """Webhooks: where a run's events are POSTed when it names no callback_url, how they are signed and retried."""
+
+    # The callback URL of runs that give none of their own (unset: only runs that ask get webhooks).
+    webhook_url: str | None = None
+    # The Standard Webhooks signing secret, `whsec_` and base64 of 24 to 64 bytes. Unset: WEBHOOK_URL is
+    # refused at start-up and a run asking for a callback_url is refused (422 webhooks_not_configured).
+    webhook_secret: str | None = None
+    # Let callback URLs reach loopback addresses (tests, a receiver on the same machine). Private,
+    # link-local and metadata addresses stay refused.
+    webhook_allow_loopback: bool = False
+    webhook_max_attempts: PositiveInt = 10
+    # The wait before the second attempt; it doubles each time (with jitter), up to WEBHOOK_RETRY_MAX_S.
+    webhook_retry_first_s: PositiveFloat = 2.0
+    webhook_retry_max_s: PositiveFloat = 900.0
+    # One attempt, connection to answer.
+    webhook_timeout_s: PositiveFloat = 10.0
+    # How often a sender looks for due deliveries stored by other processes (its own it sends at once).
+    webhook_poll_s: PositiveFloat = 1.0
+
+
 class LoggingSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     """How the process logs."""
 
@@ -187,6 +208,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     tools: ToolSettings = ToolSettings()
     agents: AgentSettings = AgentSettings()
     observability: ObservabilitySettings = ObservabilitySettings()
+    webhooks: WebhookSettings = WebhookSettings()
     logging: LoggingSettings = LoggingSettings()
 
 

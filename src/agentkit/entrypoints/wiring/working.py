@@ -5,6 +5,7 @@ import gc
 import structlog
 
 from agentkit.adapters.queue import RunWorker
+from agentkit.application.ports.background_work import BackgroundWork
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.entrypoints.wiring.container import make_container
 from agentkit.entrypoints.wiring.logging import configure_logging
@@ -25,10 +26,15 @@ async def run_worker(settings: Settings, llm: LLMClient) -> None:
         container = make_container(settings, BuiltLLMProvider(llm), endpoints=endpoints)
         try:
             worker = await container.get(RunWorker)  # a bad setting is one line here
+            background = await container.get(BackgroundWork)
             await mcp_servers_listed(container, settings.agents.mcp_connect_timeout_s)
             gc.collect()
             gc.freeze()  # as for the API: a full collection would stall every run in flight
-            await worker.run()
+            await background.start()  # the webhook sender: this process's runs' events, and any due
+            try:
+                await worker.run()
+            finally:
+                await background.stop()
         finally:
             gc.unfreeze()
             await container.close()

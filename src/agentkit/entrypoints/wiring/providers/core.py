@@ -13,6 +13,7 @@ from agentkit.application.agent.prompts import PromptPolicy
 from agentkit.application.agents.catalog import AgentCatalog
 from agentkit.application.agents.queries import AgentTools, ListAgents
 from agentkit.application.observation import ObserverStepSink, RunObservers
+from agentkit.application.ports.callback_url_guard import CallbackURLGuard
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.id_generator import IdGenerator
 from agentkit.application.ports.llm_client import LLMClient
@@ -57,6 +58,7 @@ def api_config_of(settings: Settings) -> ApiConfig:
         response_timeout_s=settings.http.response_timeout_s,
         shutdown_grace_s=settings.loop.shutdown_grace_s,
         metrics_route=settings.observability.metrics_enabled and metrics_address(settings) is None,
+        webhooks=settings.webhooks.webhook_secret is not None,
     )
 
 
@@ -144,9 +146,15 @@ class CoreProvider(Provider):
 
     @provide(scope=Scope.REQUEST)
     def create_run(
-        self, runs: RunRepository, clock: Clock, ids: IdGenerator, settings: Settings, agents: AgentCatalog
+        self,
+        runs: RunRepository,
+        clock: Clock,
+        ids: IdGenerator,
+        settings: Settings,
+        agents: AgentCatalog,
+        callbacks: CallbackURLGuard | None,
     ) -> CreateRun:
-        """The CreateRun use-case (each run's limits its agent's)."""
+        """The CreateRun use-case (each run's limits its agent's; callback URLs checked when webhooks are on)."""
         loop = settings.loop
         return CreateRun(
             runs=runs,
@@ -157,6 +165,7 @@ class CoreProvider(Provider):
             pending_lease_s=loop.run_lease_s,
             token_budget=loop.run_token_budget,
             agents=agents,
+            callbacks=callbacks,
         )
 
     @provide(scope=Scope.REQUEST)

@@ -34,6 +34,7 @@ def secrets_of(settings: Settings) -> tuple[str, ...]:
         settings.tools.search_api_key,
         settings.state.postgres_password,
         settings.state.redis_password,
+        settings.webhooks.webhook_secret,
         *settings.http.api_keys,
     )
     return tuple(sorted({value for value in values if value}, key=len, reverse=True))
