@@ -151,3 +151,15 @@ async def test_what_llm_steps_sent_is_stored_once_and_each_step_refers_to_its_pr
     assert prompts.sent_by(steps[1]) == (CONVERSATION, [WEATHER])
     assert prompts.sent_by(steps[0]) == (CONVERSATION[:2], [WEATHER])
     assert await kit.prompts.prompts(RunId("not-a-uuid")) == RunPrompts()
+
+
+async def test_a_sink_says_it_is_flushed_only_when_every_recorded_step_is_stored(kit: StateKit) -> None:
+    run_id = await stored_run(kit)
+
+    await kit.trace.record(llm_step(run_id, 1))
+    said_before_flush = kit.trace.flushed()
+    await kit.trace.flush()
+
+    assert kit.trace.flushed()
+    if said_before_flush:  # a sink may write at once (the in-memory one); then the step is there already
+        assert [step.step_no for step in await kit.reader.steps(run_id)] == [1]

@@ -99,6 +99,10 @@ class GatedTraceSink(InMemoryTraceSink):
         self.flushing.set()
         await self.gate.wait()
 
+    def flushed(self) -> bool:
+        """Never: a flush waits for the gate."""
+        return False
+
 
 class FlakyFlushTraceSink(InMemoryTraceSink):
     """Keeps steps in memory; its first `failures` flushes fail as a trace store that is down would."""
@@ -113,6 +117,10 @@ class FlakyFlushTraceSink(InMemoryTraceSink):
         self.flushes += 1
         if self.flushes <= self.failures:
             raise StoreUnavailable(DOWN)
+
+    def flushed(self) -> bool:
+        """Never: the flush is what fails."""
+        return False
 
 
 async def eventually(condition: Callable[[], bool], *, timeout_s: float = 30.0) -> None:

@@ -116,6 +116,10 @@ class SqlaTraceSink(TraceSink, TraceReader, PromptReader):
         async with self._progress:
             await self._progress.wait_for(lambda: self._settled >= target)
 
+    def flushed(self) -> bool:
+        """Whether every step recorded so far is written (or given up on)."""
+        return self._settled >= self._queued
+
     async def aclose(self, timeout_s: float = 5.0) -> None:
         """Write what is queued, waiting at most `timeout_s`, then stop the writer task.
 

@@ -27,6 +27,13 @@ class TraceSink(Protocol):
         wait for it (the caller bounds the wait) or raise (the caller retries).
         """
 
+    def flushed(self) -> bool:
+        """Whether `flush` would return at once (every recorded step stored): the caller then skips it.
+
+        A cheap check, not a promise to keep: the default says no, and the caller flushes as usual.
+        """
+        return False
+
 
 class TraceReader(Protocol):
     """Reads a run's steps back."""
