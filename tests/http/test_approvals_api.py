@@ -399,3 +399,16 @@ async def test_an_approval_holds_for_its_call_only_even_when_the_provider_reuses
     assert again["status"] == "requires_action"  # the second call waits for its own approval
     assert again["required_action"]["calls"][0]["answer"] is None
     assert ledger.transfers == [5]
+
+
+async def test_a_run_whose_steps_are_stored_without_payloads_fails_instead_of_pausing(api_factory: ApiFactory) -> None:
+    ledger = Ledger()
+    api = await api_factory([turn(("c1", "transfer", {"amount": 5}))], tools=[ledger.tool], trace_payloads=False)
+
+    run = (await api.post("/v1/runs", json={"goal": "pay 5"}, headers=headers())).json()
+
+    # it could not go on from its stored steps after an answer: it says so now, before anyone answers
+    assert run["status"] == "failed"
+    assert "TRACE_PAYLOADS" in run["failure_reason"]
+    assert "transfer" in run["failure_reason"]
+    assert ledger.transfers == []

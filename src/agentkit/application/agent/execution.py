@@ -298,7 +298,18 @@ class RunExecution:
         return tuple(waiting)
 
     def _pause(self, waiting: tuple[PendingCall, ...]) -> Run:
-        """The run paused on these calls: no tool of the turn runs until every one is answered."""
+        """The run paused on these calls: no tool of the turn runs until every one is answered.
+
+        A paused run goes on from its stored steps: one whose steps were stored redacted could not, so
+        it ends now, saying why, rather than after someone answered.
+        """
+        if self.recorder.redacted:
+            names = ", ".join(sorted({call.name for call in waiting}))
+            return self._end(
+                RunStatus.FAILED,
+                f"its calls of {names} need an answer, but it cannot pause: its steps were stored redacted "
+                "(TRACE_PAYLOADS=false or TRACE_REDACT_FIELDS), so it could not go on from them",
+            )
         now = self.deps.clock.now()
         until = now + timedelta(seconds=self.deps.config.approval_ttl_s)
         logger.info("run_paused", calls=[call.call_id for call in waiting], kinds=[call.kind for call in waiting])

@@ -24,12 +24,13 @@ class StepRecorder:
     sent before (`prompts`), so each message is stored once, and what they cost.
     """
 
-    __slots__ = ("_llm", "deps", "gaps", "prompts", "step_no")
+    __slots__ = ("_llm", "deps", "gaps", "prompts", "redacted", "step_no")
 
     def __init__(self, deps: LoopDeps) -> None:
         self.deps = deps
         self.step_no = 0
         self.gaps = 0  # steps the durable trace sink refused to take
+        self.redacted = False  # a step was stored redacted: the run cannot go on from its stored steps
         self.prompts = PromptLog(deps.prompt_policy)
         self._llm: tuple[str, str, dict[str, Any]] | None = None  # the model's provider, name and parameters
 
@@ -60,6 +61,7 @@ class StepRecorder:
         deps = self.deps
         if deps.prompt_policy.changes_anything:
             step = stored_step(step, deps.prompt_policy)  # what the trace may keep (never a secret)
+            self.redacted = self.redacted or step.redacted
         try:
             await deps.trace.record(step)
         except Exception as exc:
