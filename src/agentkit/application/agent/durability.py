@@ -5,9 +5,9 @@ lease renewed meanwhile by the lease keeper; StaleAttempt (a newer attempt owns 
 """
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import structlog
 
@@ -94,7 +94,7 @@ async def hand_back(deps: LoopDeps, recorder: StepRecorder, run: Run) -> None:
 
     try:
         async with asyncio.timeout(3 * LAST_SAVE_S):
-            await asyncio.shield(store())
+            await asyncio.shield(_left_to_finish(store()))
     except (StoreUnavailable, TimeoutError) as exc:
         logger.warning("run_hand_back_failed", error=str(exc) or "timed out")
     except StaleAttempt:
@@ -145,13 +145,29 @@ async def last_save(deps: LoopDeps, recorder: StepRecorder, running: Run, final:
         # shielded: a second cancel does not cut the write off halfway; bounded: shutdown never
         # waits on a store that is down for longer than this
         async with asyncio.timeout(2 * LAST_SAVE_S):
-            await asyncio.shield(persist_final(deps, recorder, running, final, budget_s=LAST_SAVE_S))
+            await asyncio.shield(_left_to_finish(persist_final(deps, recorder, running, final, budget_s=LAST_SAVE_S)))
     except StoreUnavailable:
         pass  # logged as abandoned; the sweeper ends the run `expired` once its lease lapses
     except TimeoutError:
         logger.error("run_final_save_abandoned", status=final.status.value, error="timed out at shutdown")
     except StaleAttempt:
         logger.warning("run_lost_lease")
+
+
+def _left_to_finish(write: Coroutine[Any, Any, T]) -> "asyncio.Task[T]":
+    """The write as a task whose outcome is consumed even when nobody waits for it any more.
+
+    A shielded write goes on after its caller's bound passed; should it then fail, its error (logged
+    where it happens) must not reach the event loop's "exception was never retrieved" handler.
+    """
+    task: asyncio.Task[T] = asyncio.ensure_future(write)
+    task.add_done_callback(_consume)
+    return task
+
+
+def _consume(task: "asyncio.Task[Any]") -> None:
+    if not task.cancelled():
+        task.exception()
 
 
 async def _with_stored_trace(deps: LoopDeps, recorder: StepRecorder, running: Run, final: Run, deadline: float) -> Run:
