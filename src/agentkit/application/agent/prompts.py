@@ -122,7 +122,9 @@ class PromptLog:
     def __init__(self, policy: PromptPolicy, *, already_stored: int = 0) -> None:
         self._policy = policy
         self._stored = already_stored  # messages of this run stored by earlier calls
-        self._tool_sets: set[str] = set()
+        # the digests of the tool sets stored so far: a run has one or two, so a tuple (the empty one
+        # is shared) is smaller than a set (216 B a run)
+        self._tool_sets: tuple[str, ...] = ()
         # a run offers the same schemas object on every call: digested once
         self._last_schemas: tuple[Sequence[ToolSchema], str] | None = None
 
@@ -147,7 +149,7 @@ class PromptLog:
         if schemas:
             tools_digest = self._digest_of_schemas(schemas)
             if tools_digest not in self._tool_sets:
-                self._tool_sets.add(tools_digest)
+                self._tool_sets = (*self._tool_sets, tools_digest)
                 tool_set = ToolSet(digest=tools_digest, schemas=tuple(self._stored_schema(s) for s in schemas))
         ref = PromptRef(
             message_count=count,
