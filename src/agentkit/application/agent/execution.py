@@ -49,6 +49,7 @@ class RunExecution:
         "schemas",
         "system_prompt",
         "tools",
+        "turn_step",
     )
 
     def __init__(self, deps: LoopDeps, run: Run, *, claimed_from: RunStatus | None = None) -> None:
@@ -80,6 +81,8 @@ class RunExecution:
         self.messages: list[Message] = []
         # the calls a resumed run found without a stored result (the first may have been started)
         self.resumed_calls: Sequence[ToolCall] = ()
+        # the step number of the LLM step whose calls are being made (a pause names it)
+        self.turn_step = 0
 
     async def go(self) -> Run:
         """Execute the run to its end and store that; return the run as stored."""
@@ -169,6 +172,7 @@ class RunExecution:
             self.run = runs.action_done(self.run)  # answers for a turn that is over: they hold for no other
         if point.pending:
             self.resumed_calls = point.pending
+            self.turn_step = point.pending_turn_step
             finished = await self._call_tools(point.pending)
             if finished is not None:
                 return finished
@@ -211,7 +215,7 @@ class RunExecution:
         await self.recorder.record(
             LLMStep(
                 run_id=self.run.id,
-                step_no=self.recorder.next_step(),
+                step_no=self._turn_step(),
                 created_at=clock.now(),
                 latency_ms=(clock.monotonic() - started) * 1000,
                 usage=response.usage,
@@ -315,8 +319,12 @@ class RunExecution:
         now = self.deps.clock.now()
         until = now + timedelta(seconds=self.deps.config.approval_ttl_s)
         logger.info("run_paused", calls=[call.call_id for call in waiting], kinds=[call.kind for call in waiting])
-        # no call of the turn ran: the last step recorded is the LLM step that made them
-        return runs.pause(self.run, waiting, now=now, until=until, turn_step=self.recorder.step_no)
+        return runs.pause(self.run, waiting, now=now, until=until, turn_step=self.turn_step)
+
+    def _turn_step(self) -> int:
+        """The number of the LLM step about to be recorded; its calls, if any, belong to it."""
+        self.turn_step = self.recorder.next_step()
+        return self.turn_step
 
     async def _before_call(self, call: ToolCall) -> str | None:
         """Make a call safe to start: say why it must not be (a side effect that may have happened), or record it.
