@@ -1,7 +1,6 @@
 """Webhook adapters: the callback URL guard (http_fetch's SSRF rules), the signed POST, the background sender."""
 
 from agentkit.adapters.webhooks.guard import (
-    CheckedTarget,
     FixedHostResolver,
     HostResolver,
     TargetUnresolvable,
@@ -11,7 +10,6 @@ from agentkit.adapters.webhooks.sender import WebhookSender
 from agentkit.adapters.webhooks.transport import HttpWebhookTransport, signer
 
 __all__ = [
-    "CheckedTarget",
     "FixedHostResolver",
     "HostResolver",
     "HttpWebhookTransport",

@@ -12,27 +12,22 @@ No proxy from the environment is used: a proxy would resolve the name itself.
 """
 
 import asyncio
-import socket
-from collections.abc import Awaitable, Callable, Sequence
 
 import httpx
 import msgspec
 
 from agentkit.adapters.tools.errors import FetchFailed, FetchRefused
-from agentkit.adapters.tools.http_fetch.addresses import IPAddress, address_problem, host_problem, literal_address
 from agentkit.adapters.tools.http_fetch.body import body_to_text, read_limited
-
-Resolver = Callable[[str], Awaitable[Sequence[str]]]
-"""Resolves a host name to the IP addresses (as strings) it would connect to."""
+from agentkit.adapters.tools.http_fetch.targets import (
+    CheckedURL,
+    Resolver,
+    TargetRefused,
+    TargetUnresolved,
+    check_url,
+    system_resolver,
+)
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
-_MAX_URL_CHARS = 2048
-
-
-async def system_resolver(host: str) -> list[str]:
-    """The operating system's resolver (getaddrinfo), without blocking the event loop."""
-    infos = await asyncio.get_running_loop().getaddrinfo(host, None, type=socket.SOCK_STREAM)
-    return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
 class FetchLimits(msgspec.Struct, frozen=True, kw_only=True):
@@ -51,13 +46,6 @@ class FetchedPage(msgspec.Struct, frozen=True, kw_only=True):
     content_type: str
     text: str
     truncated: bool
-
-
-class CheckedURL(msgspec.Struct, frozen=True, kw_only=True):
-    """A URL that passed every check, and the address the request will be sent to."""
-
-    url: httpx.URL
-    address: str
 
 
 class SafeFetcher:
@@ -132,56 +120,18 @@ class SafeFetcher:
         raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
 
     async def check(self, url: str) -> CheckedURL:
-        """Check one URL and choose the address to connect to.
+        """Check one URL and choose the address to connect to (see `targets.check_url`).
 
         Raises:
             FetchRefused: the URL or any address of its host is not allowed.
             FetchFailed: the host does not resolve.
         """
-        if len(url) > _MAX_URL_CHARS:
-            raise FetchRefused(f"the URL is longer than {_MAX_URL_CHARS} characters")
         try:
-            parsed = httpx.URL(url)
-        except httpx.InvalidURL as exc:
-            raise FetchRefused(f"not a valid URL: {exc}") from None
-        if parsed.scheme not in ("http", "https"):
-            raise FetchRefused(f"only http and https URLs can be fetched, not {parsed.scheme or 'a relative URL'!r}")
-        if parsed.userinfo:
-            raise FetchRefused("URLs with credentials (user:password@) are not allowed")
-        if parsed.port is not None and not 1 <= parsed.port <= 65535:
-            raise FetchRefused(f"the port {parsed.port} is not valid")
-        host = parsed.raw_host.decode("ascii").lower().removesuffix(".")
-        literal = literal_address(host)
-        addresses: list[IPAddress]
-        if literal is not None:
-            addresses = [literal]
-        else:
-            problem = host_problem(host)
-            if problem is not None:
-                raise FetchRefused(problem)
-            addresses = [self._parse_resolved(host, found) for found in await self._resolve(host)]
-        for address in addresses:
-            problem = address_problem(address)
-            if problem is not None:
-                shown = host if literal is not None else f"{host} resolves to {address}, which"
-                raise FetchRefused(f"{shown} is {problem}; only public addresses can be fetched")
-        return CheckedURL(url=parsed, address=str(addresses[0]))
-
-    async def _resolve(self, host: str) -> Sequence[str]:
-        try:
-            found = await self._resolver(host)
-        except OSError as exc:
-            raise FetchFailed(f"cannot resolve {host!r}: {exc}") from None
-        if not found:
-            raise FetchFailed(f"{host!r} has no addresses")
-        return found
-
-    @staticmethod
-    def _parse_resolved(host: str, found: str) -> IPAddress:
-        address = literal_address(found.split("%", 1)[0])
-        if address is None:
-            raise FetchRefused(f"{host!r} resolved to something that is not an address: {found!r}")
-        return address
+            return await check_url(url, resolve=self._resolver)
+        except TargetRefused as exc:
+            raise FetchRefused(str(exc)) from None
+        except TargetUnresolved as exc:
+            raise FetchFailed(str(exc)) from None
 
     def _pinned_request(self, client: httpx.AsyncClient, target: CheckedURL) -> httpx.Request:
         headers = {
