@@ -6,6 +6,7 @@ API, not an option, so the run repository is always observed and every step reac
 """
 
 from collections.abc import AsyncIterator
+from typing import NewType
 
 import structlog
 from dishka import Provider, Scope, decorate, provide
@@ -22,6 +23,9 @@ from agentkit.application.ports.run_observer import RunObserver
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.trace_context import NoTraceContext, TraceContext
 from agentkit.entrypoints.wiring.settings import Settings
+
+ExtraObservers = NewType("ExtraObservers", tuple[RunObserver, ...])
+"""Run observers another provider adds (the webhook notifier), heard like every other one."""
 
 logger = structlog.get_logger(__name__)
 
@@ -114,12 +118,14 @@ class ObservabilityProvider(Provider):
         return tracing.context
 
     @provide
-    def observers(self, log: RunEventLog, metrics: PrometheusMetrics | None, tracing: OtelTracing) -> RunObservers:
-        """The run event log's feed, then every configured observer."""
+    def observers(
+        self, log: RunEventLog, metrics: PrometheusMetrics | None, tracing: OtelTracing, extra: ExtraObservers
+    ) -> RunObservers:
+        """The run event log's feed, the other providers' observers, then every configured one."""
         configured = [found for found in (metrics, tracing.observer) if found is not None]
-        return RunObservers([RunEventFeed(log), *configured])
+        return RunObservers([RunEventFeed(log), *extra, *configured])
 
     @decorate
     def observed_runs(self, runs: RunRepository, observers: RunObservers) -> RunRepository:
-        """The run repository, telling the observers of every run it stores (as it is, with none)."""
-        return ObservedRunRepository(runs, observers) if observers.observers else runs
+        """The run repository, telling the observers (the event feed always among them) of every run it stores."""
+        return ObservedRunRepository(runs, observers)

@@ -5,23 +5,22 @@ asks for a callback_url is refused (422 `webhooks_not_configured`), and no sende
 """
 
 import msgspec
-from dishka import Provider, Scope, decorate, provide
+from dishka import Provider, Scope, provide
 from standardwebhooks import Webhook
 
 from agentkit.adapters.memory import InMemoryWebhookOutbox
 from agentkit.adapters.postgres.webhooks import SqlaWebhookOutbox
 from agentkit.adapters.webhooks import HostResolver, HttpWebhookTransport, WebhookSender, WebhookURLGuard, signer
 from agentkit.application.errors import ConfigurationError
-from agentkit.application.observation import ObservedRunRepository
 from agentkit.application.ports.background_work import BackgroundWork
 from agentkit.application.ports.callback_url_guard import CallbackURLGuard
 from agentkit.application.ports.clock import Clock
-from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.webhook_outbox import WebhookOutbox
 from agentkit.application.webhooks import DeliverWebhooks, DeliveryBell, ListRunWebhooks, WebhookNotifier
 from agentkit.domain.run import Run
 from agentkit.domain.webhooks import RetryPolicy
 from agentkit.entrypoints.http.dto import run_view
+from agentkit.entrypoints.wiring.providers.observability import ExtraObservers
 from agentkit.entrypoints.wiring.providers.state import StateConnections
 from agentkit.entrypoints.wiring.settings import Settings, WebhookSettings
 
@@ -56,7 +55,7 @@ def api_payload(run: Run) -> object:
 
 class WebhooksProvider(Provider):
     """Binds HostResolver, the CallbackURLGuard (None when off), WebhookOutbox, WebhookNotifier, BackgroundWork
-    and ListRunWebhooks; observes RunRepository for webhook events when webhooks are on."""
+    and ListRunWebhooks; the notifier joins the run observers (ExtraObservers) when webhooks are on."""
 
     scope = Scope.APP
 
@@ -97,10 +96,10 @@ class WebhooksProvider(Provider):
             outbox=outbox, clock=clock, render=api_payload, bell=bell, default_url=settings.webhooks.webhook_url
         )
 
-    @decorate
-    def notified_runs(self, runs: RunRepository, notifier: WebhookNotifier, signing: Webhook | None) -> RunRepository:
-        """The run repository, telling the notifier of every run it stores (as it is, with webhooks off)."""
-        return runs if signing is None else ObservedRunRepository(runs, notifier)
+    @provide
+    def webhook_observers(self, notifier: WebhookNotifier, signing: Webhook | None) -> ExtraObservers:
+        """The notifier, among the run observers (none with webhooks off)."""
+        return ExtraObservers(() if signing is None else (notifier,))
 
     @provide
     def background(
