@@ -9,7 +9,7 @@ from typing import Any, Final
 import msgspec
 import structlog
 
-from agentkit.application.backoff import Backoff
+from agentkit.application.backoff import Backoff, until_stored
 from agentkit.application.errors import StoreUnavailable
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.run_observer import RunObserver
@@ -28,7 +28,8 @@ RunPayload = Callable[[Run], Any]
 # Events this process stored lately: a run saved again unchanged is not stored again (the store
 # refuses a repeat anyway; this spares it the round trip).
 _RECENT: Final = 4096
-_STORE_TRIES: Final = 8
+# How long storing one delivery is retried while the store is down (about what 8 tries took before).
+_STORE_RETRY_S: Final = 30.0
 
 
 class WebhookNotifier(RunObserver):
@@ -116,19 +117,23 @@ class WebhookNotifier(RunObserver):
                 await asyncio.gather(*unfinished, return_exceptions=True)
 
     async def _store(self, delivery: WebhookDelivery) -> None:
-        for retry in range(1, _STORE_TRIES + 1):
-            try:
-                if await self._outbox.add(delivery):
-                    logger.info("webhook_queued", run_id=delivery.run_id, webhook_id=delivery.id, type=delivery.event)
-                self._bell.ring()
-                return
-            except StoreUnavailable as exc:
-                if retry == _STORE_TRIES:
-                    logger.error("webhook_lost", run_id=delivery.run_id, webhook_id=delivery.id, error=str(exc))
-                    self._recent.pop(delivery.id, None)  # a later save of the run may store it yet
-                    return
-                await asyncio.sleep(self._backoff.delay(retry))
-            except Exception:
-                logger.exception("webhook_store_failed", run_id=delivery.run_id, webhook_id=delivery.id)
-                self._recent.pop(delivery.id, None)
-                return
+        try:
+            added = await until_stored(
+                lambda: self._outbox.add(delivery),
+                what="webhook_delivery",
+                deadline=self._clock.monotonic() + _STORE_RETRY_S,
+                clock=self._clock,
+                sleep=asyncio.sleep,
+                backoff=self._backoff,
+            )
+        except StoreUnavailable as exc:
+            logger.error("webhook_lost", run_id=delivery.run_id, webhook_id=delivery.id, error=str(exc))
+            self._recent.pop(delivery.id, None)  # a later save of the run may store it yet
+            return
+        except Exception:
+            logger.exception("webhook_store_failed", run_id=delivery.run_id, webhook_id=delivery.id)
+            self._recent.pop(delivery.id, None)
+            return
+        if added:
+            logger.info("webhook_queued", run_id=delivery.run_id, webhook_id=delivery.id, type=delivery.event)
+        self._bell.ring()
