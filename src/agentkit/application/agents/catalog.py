@@ -41,8 +41,6 @@ class AgentSetup:
         config: The loop's configuration for it (its system prompt and limits).
         max_steps: The LLM turns its runs may take at most.
         token_budget: The tokens its runs may spend, if limited.
-        provider: The provider's name, for listings.
-        model: The model's name, for listings.
     """
 
     def __init__(
@@ -121,10 +119,6 @@ class AgentCatalog:
     def names(self) -> list[str]:
         """The agents' names, `default` first, then in the file's order."""
         return [DEFAULT_AGENT, *(name for name in self._setups if name != DEFAULT_AGENT)]
-
-    def get(self, name: str) -> AgentSetup | None:
-        """The agent of this name, or None."""
-        return self._setups.get(name)
 
     def require(self, name: str | None) -> AgentSetup:
         """The agent of this name (`default` for None).

@@ -12,7 +12,9 @@ from agentkit.domain.steps import Step
 
 # `<milliseconds>-<sequence>`, as Redis Streams number their entries; ids of one run's log only grow.
 EventId = NewType("EventId", str)
-_EVENT_ID = re.compile(r"^(\d{1,20})-(\d{1,20})\Z")
+EVENT_ID_PATTERN = "([0-9]{1,20})-([0-9]{1,20})"
+"""An event id as the log writes it (a Redis stream id): two numbers joined by a dash."""
+_EVENT_ID = re.compile(rf"^{EVENT_ID_PATTERN}\Z")
 
 
 class StatusEvent(msgspec.Struct, frozen=True, kw_only=True, tag="status"):

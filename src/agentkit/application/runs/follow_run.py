@@ -3,8 +3,6 @@
 import asyncio
 from collections.abc import AsyncIterator
 
-import structlog
-
 from agentkit.application.backoff import Backoff
 from agentkit.application.errors import StoreUnavailable
 from agentkit.application.ports.run_event_log import EventId, LoggedEvent, RunEventLog, StatusEvent
@@ -13,8 +11,6 @@ from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.application.runs.access import load_owned
 from agentkit.domain.ids import OwnerId, RunId
 from agentkit.domain.run import Run, RunStatus
-
-logger = structlog.get_logger(__name__)
 
 # Events read at once; a longer backlog is read in several batches.
 BATCH = 200

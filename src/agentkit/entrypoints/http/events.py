@@ -7,12 +7,12 @@ import msgspec
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
-from agentkit.application.ports.run_event_log import StatusEvent
+from agentkit.application.ports.run_event_log import EVENT_ID_PATTERN, StatusEvent
 from agentkit.application.runs.follow_run import RunFollower
 from agentkit.entrypoints.http.dto import RunView, StepView, run_view, step_view
 
 # The stream ids of Redis (`<ms>-<seq>`), or nothing: what Last-Event-ID and `?after=` accept.
-OPTIONAL_EVENT_ID_PATTERN: Final = r"^([0-9]{1,20}-[0-9]{1,20})?$"
+OPTIONAL_EVENT_ID_PATTERN: Final = rf"^({EVENT_ID_PATTERN})?$"
 KEEP_ALIVE: Final = "keep-alive"
 _encoder = msgspec.json.Encoder()
 
