@@ -124,6 +124,7 @@ class McpServerConnection(ToolSource):
         self._up = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._tools: tuple[Tool[..., Any], ...] = ()
+        self._listed: list[McpTool] | None = None  # what the server listed last (its tools are built from it)
         self._generation = 0
         self.state = McpState.CONNECTING
         self.last_error: str | None = None
@@ -249,6 +250,11 @@ class McpServerConnection(ToolSource):
                 return
 
     def _listing(self, listed: Sequence[McpTool]) -> None:
+        # a check lists every few seconds: the same listing as last time changes nothing, and is
+        # not built into tools again (each build makes a schema and an argument Struct a tool)
+        if self._listed is not None and list(listed) == self._listed:
+            return
+        self._listed = list(listed)
         tools: list[Tool[..., Any]] = []
         for item in listed:
             if self._only is not None and item.name not in self._only:
@@ -265,8 +271,7 @@ class McpServerConnection(ToolSource):
                 )
             except (ToolRegistrationError, TypeError, ValueError) as exc:
                 logger.warning("mcp_tool_skipped", server=self._name, tool=item.name, error=str(exc))
-        names = [item.name for item in tools]
-        if names != [item.name for item in self._tools] or [t.schema for t in tools] != [t.schema for t in self._tools]:
+        if [t.schema for t in tools] != [t.schema for t in self._tools]:  # a schema holds the tool's name
             self._generation += 1
         self._tools = tuple(tools)
 
