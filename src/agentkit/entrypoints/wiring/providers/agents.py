@@ -75,8 +75,12 @@ def checked_agents(settings: Settings, tools: ToolRegistry) -> CheckedAgents:
 def agent_names_of(settings: Settings) -> tuple[str, ...]:
     """The agents' names (`default` first), from AGENTS_FILE as decoded (checked when the container starts)."""
     path = settings.agents.agents_file
-    names = [] if path is None else [name for name in read_agents_file(path).agents if name != DEFAULT_AGENT]
-    return (DEFAULT_AGENT, *names)
+    return names_in(AgentsFile() if path is None else read_agents_file(path))
+
+
+def names_in(file: AgentsFile) -> tuple[str, ...]:
+    """The names of a file's agents, `default` first."""
+    return (DEFAULT_AGENT, *(name for name in file.agents if name != DEFAULT_AGENT))
 
 
 async def mcp_servers_listed(container: AsyncContainer, timeout_s: float) -> None:

@@ -41,16 +41,16 @@ from agentkit.application.runs.wait_for_run import WaitForRun
 from agentkit.application.sessions.manage import DeleteSession, GetSession
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.entrypoints.http.config import ApiConfig
-from agentkit.entrypoints.wiring.providers.agents import agent_names_of
+from agentkit.entrypoints.wiring.providers.agents import CheckedAgents, agent_names_of, names_in
 from agentkit.entrypoints.wiring.settings import Settings, metrics_address
 
 StepObservers = NewType("StepObservers", tuple[TraceSink, ...])
 
 
-def api_config_of(settings: Settings) -> ApiConfig:
-    """What the HTTP layer enforces, from the settings (and the agents' names, from AGENTS_FILE)."""
+def api_config_of(settings: Settings, agent_names: tuple[str, ...] | None = None) -> ApiConfig:
+    """What the HTTP layer enforces, from the settings and the agents' names (read from AGENTS_FILE if not given)."""
     return ApiConfig(
-        agent_names=agent_names_of(settings),
+        agent_names=agent_names_of(settings) if agent_names is None else agent_names,
         api_keys=settings.http.api_keys,
         auth_failures_per_min=settings.http.auth_failures_per_min,
         max_body_bytes=settings.http.max_body_bytes,
@@ -99,9 +99,9 @@ class CoreProvider(Provider):
         )
 
     @provide(scope=Scope.APP)
-    def api_config(self, settings: Settings) -> ApiConfig:
-        """What the HTTP layer enforces."""
-        return api_config_of(settings)
+    def api_config(self, settings: Settings, agents: CheckedAgents) -> ApiConfig:
+        """What the HTTP layer enforces (the agents' names from the file as it was read and checked once)."""
+        return api_config_of(settings, names_in(agents.file))
 
     @provide(scope=Scope.APP)
     def agent_loop(
