@@ -18,9 +18,9 @@ from agentkit.entrypoints.http.body import check_json_body
 from agentkit.entrypoints.http.config import ApiConfig
 from agentkit.entrypoints.http.dto import ToolView, tool_view
 from agentkit.entrypoints.http.problems import problem_responses
+from agentkit.entrypoints.http.responses import waited_response
 
 Owner = NamedDependency[OwnerId]
-RETRY_AFTER_S = "1"
 
 
 @get("/agents", tags=["agents"], summary="List the configured agents", responses=problem_responses(401))
@@ -103,9 +103,6 @@ def chat_route(config: ApiConfig) -> Any:
             wait_s=api.response_timeout_s,
         )
         view = chat_view(result)
-        headers = {"Location": view.links.self}
-        if result.run.is_at_rest:
-            return Response(view, status_code=200, headers=headers)
-        return Response(view, status_code=202, headers={**headers, "Retry-After": RETRY_AFTER_S})
+        return waited_response(view, result.run, {"Location": view.links.self}, at_rest_status=200)
 
     return chat

@@ -46,8 +46,8 @@ from agentkit.entrypoints.http.dto import (
 from agentkit.entrypoints.http.events import OPTIONAL_EVENT_ID_PATTERN, RunEventDoc, event_stream
 from agentkit.entrypoints.http.options import options_for
 from agentkit.entrypoints.http.problems import problem_responses
+from agentkit.entrypoints.http.responses import waited_response
 
-RETRY_AFTER_S = "1"
 MAX_WAIT_S = 60.0
 
 IdempotencyKey = Annotated[
@@ -434,9 +434,7 @@ def _moment(raw: str | None, name: str) -> datetime | None:
 
 
 def _run_response(run: Run, headers: dict[str, str], *, created: bool) -> Response[RunView]:
-    if run.is_at_rest:  # ended, or waits on the client (`requires_action`): nothing to poll for
-        return Response(run_view(run), status_code=201 if created else 200, headers=headers)
-    return Response(run_view(run), status_code=202, headers={**headers, "Retry-After": RETRY_AFTER_S})
+    return waited_response(run_view(run), run, headers, at_rest_status=201 if created else 200)
 
 
 def _fingerprint(data: RunCreate) -> str:
