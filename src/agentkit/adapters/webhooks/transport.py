@@ -18,6 +18,7 @@ from typing import Final
 import httpx
 from standardwebhooks import Webhook
 
+from agentkit.adapters.tools.http_fetch.targets import pinned_request
 from agentkit.adapters.webhooks.guard import TargetUnresolvable, WebhookURLGuard
 from agentkit.application.errors import InvalidCallbackURL
 from agentkit.application.ports.webhook_transport import WebhookTransport
@@ -95,7 +96,6 @@ class HttpWebhookTransport(WebhookTransport):
             return AttemptOutcome(duration_ms=took(), error=f"refused: {exc}")
         timestamp = str(math.floor(at.timestamp()))
         headers = {
-            "Host": target.url.netloc.decode("ascii"),
             "User-Agent": USER_AGENT,
             "Content-Type": "application/json",
             "webhook-id": delivery.id,
@@ -105,19 +105,12 @@ class HttpWebhookTransport(WebhookTransport):
         transport = self._transport or httpx.AsyncHTTPTransport(
             verify=self._tls, limits=httpx.Limits(max_keepalive_connections=0), retries=0
         )
-        extensions = {"sni_hostname": target.url.raw_host.decode("ascii")} if target.url.scheme == "https" else {}
         try:
             async with (
                 asyncio.timeout(self._timeout_s),
                 httpx.AsyncClient(transport=transport, trust_env=False, follow_redirects=False) as client,
             ):
-                request = client.build_request(
-                    "POST",
-                    target.url.copy_with(host=target.address),
-                    headers=headers,
-                    content=delivery.payload.encode(),
-                    extensions=extensions,
-                )
+                request = pinned_request(client, "POST", target, headers, content=delivery.payload.encode())
                 response = await client.send(request, stream=True)
                 await response.aclose()
         except (TimeoutError, httpx.TimeoutException):

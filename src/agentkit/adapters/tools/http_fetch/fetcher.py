@@ -24,6 +24,7 @@ from agentkit.adapters.tools.http_fetch.targets import (
     TargetRefused,
     TargetUnresolved,
     check_url,
+    pinned_request,
     system_resolver,
 )
 
@@ -135,12 +136,8 @@ class SafeFetcher:
 
     def _pinned_request(self, client: httpx.AsyncClient, target: CheckedURL) -> httpx.Request:
         headers = {
-            "Host": target.url.netloc.decode("ascii"),
             "User-Agent": self._user_agent,
             "Accept": "text/html, text/plain;q=0.9, application/json;q=0.8, */*;q=0.1",
             "Accept-Encoding": "gzip, deflate",
         }
-        extensions = {"sni_hostname": target.url.raw_host.decode("ascii")} if target.url.scheme == "https" else {}
-        return client.build_request(
-            "GET", target.url.copy_with(host=target.address), headers=headers, extensions=extensions
-        )
+        return pinned_request(client, "GET", target, headers)

@@ -40,6 +40,24 @@ class CheckedURL(msgspec.Struct, frozen=True, kw_only=True):
     address: str
 
 
+def pinned_request(
+    client: httpx.AsyncClient, method: str, target: CheckedURL, headers: dict[str, str], content: bytes | None = None
+) -> httpx.Request:
+    """A request to the checked address itself, the name kept in Host and as the TLS server name.
+
+    Certificates are still verified against the name; DNS cannot answer differently between the
+    check and the connect, since nothing resolves the name again.
+    """
+    extensions = {"sni_hostname": target.url.raw_host.decode("ascii")} if target.url.scheme == "https" else {}
+    return client.build_request(
+        method,
+        target.url.copy_with(host=target.address),
+        headers={"Host": target.url.netloc.decode("ascii"), **headers},
+        content=content,
+        extensions=extensions,
+    )
+
+
 async def system_resolver(host: str) -> list[str]:
     """The operating system's resolver (getaddrinfo), without blocking the event loop."""
     infos = await asyncio.get_running_loop().getaddrinfo(host, None, type=socket.SOCK_STREAM)
