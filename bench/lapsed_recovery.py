@@ -27,6 +27,7 @@ from sqlalchemy import delete, func, select
 
 from agentkit.adapters.llm.scripted import ScriptedLLMClient
 from agentkit.adapters.memory import InMemoryRunEvents, InMemorySessionStore
+from agentkit.adapters.memory.loop import memory_loop_deps
 from agentkit.adapters.postgres import (
     AlembicSchemaMigrator,
     SqlaRunRepository,
@@ -128,13 +129,15 @@ async def main(args: argparse.Namespace) -> None:
         await store(engine, crashed_runs(args.runs, datetime.now(UTC)))
         trace = SqlaTraceSink(engine)
         loop = AgentLoop(
-            llm=ScriptedLLMClient([LLMResponse(text="ok")] * args.runs),
-            tools=ToolRegistry([]),
-            runs=repo,
-            trace=trace,
-            sessions=InMemorySessionStore(SystemClock()),
-            clock=SystemClock(),
-            config=AgentConfig(lease_s=LEASE_S),
+            memory_loop_deps(
+                ScriptedLLMClient([LLMResponse(text="ok")] * args.runs),
+                ToolRegistry([]),
+                runs=repo,
+                trace=trace,
+                sessions=InMemorySessionStore(SystemClock()),
+                clock=SystemClock(),
+                config=AgentConfig(lease_s=LEASE_S),
+            )
         )
         # as served: at most a pool's worth of runs in flight, the rest taken as places free up
         recovery = Recovery(runs=repo, clock=SystemClock(), max_attempts=MAX_ATTEMPTS, interval_s=LEASE_S / 2)

@@ -33,6 +33,7 @@ from agentkit.adapters.memory import (
     InMemoryTraceSink,
     SequentialIdGenerator,
 )
+from agentkit.adapters.memory.loop import memory_loop_deps
 from agentkit.application.agent import DEFAULT_SYSTEM_PROMPT, AgentConfig, AgentLoop
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.runs.create_run import CreateRun, CreateRunInput
@@ -74,13 +75,15 @@ class Runtime:
         self.runs = InMemoryRunRepository()
         self.trace = InMemoryTraceSink()
         loop = AgentLoop(
-            llm=llm,
-            tools=ToolRegistry([noop]),
-            runs=self.runs,
-            trace=self.trace,
-            sessions=InMemorySessionStore(clock),
-            clock=clock,
-            config=AgentConfig(),
+            memory_loop_deps(
+                llm,
+                ToolRegistry([noop]),
+                runs=self.runs,
+                trace=self.trace,
+                sessions=InMemorySessionStore(clock),
+                clock=clock,
+                config=AgentConfig(),
+            )
         )
         create = CreateRun(
             runs=self.runs, clock=clock, ids=SequentialIdGenerator(), max_steps=max_steps, max_goal_chars=10_000
@@ -208,13 +211,15 @@ async def memory_per_run(in_flight: int) -> dict[str, float]:
 
     # One loop and one use-case serve every run, as one API process does.
     loop = AgentLoop(
-        llm=GateLLM(gate, waiting),
-        tools=shared,
-        runs=runs,
-        trace=trace,
-        sessions=sessions,
-        clock=clock,
-        config=AgentConfig(),
+        memory_loop_deps(
+            GateLLM(gate, waiting),
+            shared,
+            runs=runs,
+            trace=trace,
+            sessions=sessions,
+            clock=clock,
+            config=AgentConfig(),
+        )
     )
     agent = RunAgent(create=CreateRun(runs=runs, clock=clock, ids=ids, max_steps=10, max_goal_chars=1000), loop=loop)
 

@@ -57,16 +57,17 @@ from agentkit.adapters.memory import (
     InMemoryTraceSink,
     SequentialIdGenerator,
 )
+from agentkit.adapters.memory.loop import memory_loop_deps
 from agentkit.adapters.metrics import PrometheusMetrics
 from agentkit.adapters.otel import OTelRunObserver
 from agentkit.adapters.pricing import GenAIPriceTable
 from agentkit.adapters.redis import RedisRunEventLog, create_redis
 from agentkit.application.agent import AgentConfig, AgentLoop
-from agentkit.application.agent.prompts import PromptPolicy
-from agentkit.application.observation import ObservedRunRepository, ObserverStepSink, RunEventFeed, RunObservers
+from agentkit.application.observation import ObservedRunRepository, RunEventFeed, RunObservers
+from agentkit.application.pipeline.pipeline import StepPipeline
+from agentkit.application.pipeline.policy import PromptPolicy
 from agentkit.application.ports.run_event_log import RunEventLog
 from agentkit.application.ports.run_observer import RunObserver
-from agentkit.application.ports.trace_sink import TraceSink
 from agentkit.application.runs.create_run import CreateRun, CreateRunInput
 from agentkit.application.runs.run_agent import RunAgent
 from agentkit.application.tools import ToolRegistry
@@ -142,22 +143,23 @@ class Runtime:
             observers.append(tracing.observers[otel])
         if events is not None:
             observers.append(RunEventFeed(logs[events]))
-        fanout = RunObservers(observers)
-        self.sinks: list[TraceSink] = [ObserverStepSink(fanout)] if observers else []
-        repository = ObservedRunRepository(runs, fanout) if observers else runs
         policy = PromptPolicy(capture=prompts, secrets=SECRETS if with_secrets else ())
         self.trace = InMemoryTraceSink()
+        self.pipeline = StepPipeline(
+            trace=self.trace, policy=policy, run_observers=RunObservers(observers) if observers else None
+        )
+        repository = ObservedRunRepository(runs, self.pipeline) if observers else runs
         loop = AgentLoop(
-            llm=llm,
-            tools=ToolRegistry([noop]),
-            runs=repository,
-            trace=self.trace,
-            sessions=InMemorySessionStore(clock),
-            clock=clock,
-            config=AgentConfig(),
-            observers=self.sinks,
-            prompt_policy=policy,
-            prices=GenAIPriceTable() if priced else None,
+            memory_loop_deps(
+                llm,
+                ToolRegistry([noop]),
+                runs=repository,
+                sessions=InMemorySessionStore(clock),
+                clock=clock,
+                config=AgentConfig(),
+                pipeline=self.pipeline,
+                prices=GenAIPriceTable() if priced else None,
+            )
         )
         create = CreateRun(
             runs=repository, clock=clock, ids=SequentialIdGenerator(), max_steps=max_steps, max_goal_chars=10_000
@@ -169,10 +171,8 @@ class Runtime:
         return run.status
 
     async def drain(self) -> None:
-        """Whatever the sinks hold back, done now."""
-        await self.trace.flush()
-        for sink in self.sinks:
-            await sink.flush()
+        """Whatever the pipeline and the sinks hold back, done now."""
+        await self.pipeline.flush()
 
 
 async def one_round(

@@ -33,6 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from agentkit.adapters.embedded import EmbeddedPostgres
 from agentkit.adapters.llm.scripted import ScriptedLLMClient
 from agentkit.adapters.memory import InMemorySessionStore
+from agentkit.adapters.memory.loop import memory_loop_deps
 from agentkit.adapters.postgres import (
     AlembicSchemaMigrator,
     SqlaRunRepository,
@@ -44,7 +45,7 @@ from agentkit.adapters.postgres import (
 )
 from agentkit.adapters.system import SystemClock, UuidIdGenerator
 from agentkit.application.agent import AgentConfig, AgentLoop
-from agentkit.application.agent.prompts import PromptPolicy
+from agentkit.application.pipeline.policy import PromptPolicy
 from agentkit.application.runs.create_run import CreateRun, CreateRunInput
 from agentkit.application.runs.run_agent import RunAgent
 from agentkit.application.tools import ToolRegistry, tool
@@ -95,14 +96,16 @@ async def one_run(engine: AsyncEngine, turns: int) -> dict[str, float]:
     sink = SqlaTraceSink(engine)
     llm = ScriptedLLMClient(script(turns))
     loop = AgentLoop(
-        llm=llm,
-        tools=ToolRegistry([fetch_page]),
-        runs=runs,
-        trace=sink,
-        sessions=InMemorySessionStore(clock),
-        clock=clock,
-        config=AgentConfig(run_timeout_s=600),
-        prompt_policy=PromptPolicy(secrets=("sk-a-provider-key-000",)),
+        memory_loop_deps(
+            llm,
+            ToolRegistry([fetch_page]),
+            runs=runs,
+            trace=sink,
+            sessions=InMemorySessionStore(clock),
+            clock=clock,
+            config=AgentConfig(run_timeout_s=600),
+            policy=PromptPolicy(secrets=("sk-a-provider-key-000",)),
+        )
     )
     create = CreateRun(runs=runs, clock=clock, ids=UuidIdGenerator(), max_steps=turns, max_goal_chars=1000)
     run = await RunAgent(create=create, loop=loop).execute(

@@ -40,7 +40,7 @@ async def test_a_run_reads_back_exactly_as_it_was_written(kit: StateKit) -> None
         idempotency_key="idem-1",
         request_fingerprint="sha256:abc",
     )
-    run = runs.add_usage(runs.start(run, now=T0, lease_until=T0 + timedelta(seconds=30)), Usage(input_tokens=12))
+    run = runs.add_spend(runs.start(run, now=T0, lease_until=T0 + timedelta(seconds=30)), Usage(input_tokens=12), None)
     run = runs.succeed(run, now=T0 + timedelta(seconds=2), answer="5", output={"sum": 5, "parts": [2, 3]})
 
     await kit.runs.add(run)

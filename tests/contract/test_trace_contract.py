@@ -99,7 +99,7 @@ async def test_a_structured_tool_value_reads_back(kit: StateKit) -> None:
 def sent_prompt(run_id: RunId, step_no: int, messages: list[Message], *, already: int) -> LLMStep:
     """An LLM step that sent `messages`, of which the first `already` an earlier step of its run had sent."""
     new = tuple(
-        StoredMessage(seq=seq, message=message, digest=f"d{seq}")
+        StoredMessage(seq=seq, message=message, sent_digest=f"d{seq}")
         for seq, message in enumerate(messages[already:], start=already + 1)
     )
     tool_set = ToolSet(digest="tools-1", schemas=(WEATHER,)) if already == 0 else None

@@ -7,6 +7,7 @@ from redis.asyncio import Redis
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agentkit.adapters.llm.scripted import ScriptedLLMClient
+from agentkit.adapters.memory.loop import memory_loop_deps
 from agentkit.adapters.postgres import SqlaRunRepository, SqlaTraceSink, create_engine, parse_database_url
 from agentkit.adapters.redis import RedisSessionStore
 from agentkit.adapters.system import SystemClock, UuidIdGenerator
@@ -63,13 +64,15 @@ class RealStack:
         self.llm = ScriptedLLMClient(script)
         config = AgentConfig(store_retry_s=self._store_retry_s)
         loop = AgentLoop(
-            llm=self.llm,
-            tools=ToolRegistry([ADD], default_timeout_s=5, output_max_chars=1000),
-            runs=self.runs,
-            trace=self._sink,
-            sessions=self.sessions,
-            clock=self._clock,
-            config=config,
+            memory_loop_deps(
+                self.llm,
+                ToolRegistry([ADD], default_timeout_s=5, output_max_chars=1000),
+                runs=self.runs,
+                trace=self._sink,
+                sessions=self.sessions,
+                clock=self._clock,
+                config=config,
+            )
         )
         create = CreateRun(runs=self.runs, clock=self._clock, ids=UuidIdGenerator(), max_steps=5, max_goal_chars=500)
         inp = CreateRunInput(owner=OWNER, goal=goal, session_id=SessionId(session) if session else None)
@@ -132,6 +135,6 @@ async def test_a_run_whose_trace_database_stays_down_keeps_its_answer_but_does_n
     assert await stack.runs.get(run.id) == run
     assert down.failed_writes == 0  # nothing given up: an outage is retried, not dropped
     assert down.retried_writes >= 1
-    assert down.pending == 3
+    assert down.backlog() == 3
     await down.aclose(timeout_s=0.1)
     await dead.dispose()

@@ -1,5 +1,6 @@
 """Capped exponential backoff with full jitter, and `until_stored`: retry a store write through an outage."""
 
+import asyncio
 import random
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
@@ -76,3 +77,18 @@ async def until_stored(
             if retry & (retry - 1) == 0:  # the 1st, 2nd, 4th, 8th... retry: a long outage does not flood the log
                 logger.warning("store_write_retrying", write=what, retry=retry, error=str(exc))
             await sleep(min(backoff.delay(retry), remaining))
+
+
+class RetryPacing:
+    """How a run paces its retries of a store write through an outage: the waits, and what waits.
+
+    Args:
+        sleep: Waits between tries (tests pass a fake that moves a clock).
+        backoff: How long each wait is.
+    """
+
+    __slots__ = ("backoff", "sleep")
+
+    def __init__(self, *, sleep: Sleep | None = None, backoff: Backoff | None = None) -> None:
+        self.sleep: Sleep = sleep or asyncio.sleep
+        self.backoff = backoff or Backoff()

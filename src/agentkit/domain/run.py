@@ -280,25 +280,25 @@ def mark_calling(run: Run, call_id: ToolCallId | None) -> Run:
     return msgspec.structs.replace(run, calling=call_id)
 
 
-def add_usage(run: Run, usage: Usage) -> Run:
-    """Add one LLM call's tokens to the run's totals."""
+def add_spend(run: Run, usage: Usage, cost_usd: float | None) -> Run:
+    """Add one LLM call's tokens and cost to the run's totals (a call whose price is unknown adds no cost)."""
+    if cost_usd is None:
+        return msgspec.structs.replace(
+            run,
+            input_tokens=run.input_tokens + usage.input_tokens,
+            output_tokens=run.output_tokens + usage.output_tokens,
+        )
     return msgspec.structs.replace(
         run,
         input_tokens=run.input_tokens + usage.input_tokens,
         output_tokens=run.output_tokens + usage.output_tokens,
+        cost_usd=(run.cost_usd or 0.0) + cost_usd,
     )
 
 
 def with_usage(run: Run, *, input_tokens: int, output_tokens: int) -> Run:
     """The run with its token totals set (rebuilt from its stored steps when it resumes)."""
     return msgspec.structs.replace(run, input_tokens=input_tokens, output_tokens=output_tokens)
-
-
-def add_cost(run: Run, cost_usd: float | None) -> Run:
-    """Add one LLM call's cost to the run's total; a call whose price is unknown adds nothing."""
-    if cost_usd is None:
-        return run
-    return msgspec.structs.replace(run, cost_usd=(run.cost_usd or 0.0) + cost_usd)
 
 
 def succeed(run: Run, *, now: datetime, answer: str, output: Any = None) -> Run:

@@ -1,13 +1,22 @@
 """Trace steps: every LLM call and every tool call of a run is one step."""
 
+import hashlib
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
 from agentkit.domain.ids import RunId, ToolCallId
 from agentkit.domain.messages import FinishReason, LLMResponse, Message, ToolCall, Usage
 from agentkit.domain.tools import ToolResult, ToolSchema
+
+# canonical JSON (keys sorted), as digests are taken of it: one encoder, not one per call
+_encode_sorted: Final = msgspec.json.Encoder(order="sorted").encode
+
+
+def digest_of(value: Any) -> str:
+    """SHA-256 (hex) of a value's canonical JSON (keys sorted)."""
+    return hashlib.sha256(_encode_sorted(value)).hexdigest()
 
 
 class StoredMessage(msgspec.Struct, frozen=True, kw_only=True):
@@ -16,13 +25,20 @@ class StoredMessage(msgspec.Struct, frozen=True, kw_only=True):
     Attributes:
         seq: Its place in the conversation, from 1 (the system prompt).
         message: The message as stored (redacted where the settings say so; secrets never).
-        digest: SHA-256 of the message as it was sent, before any redaction: two runs' messages can
-            be compared, and a stored prefix checked, without their content.
+        sent_digest: The digest of the message as it was sent, when it is stored in another form
+            (redacted) or was read back; None when `message` is what was sent (the digest is then
+            taken when asked for: most stored messages are never compared).
     """
 
     seq: int
     message: Message
-    digest: str
+    sent_digest: str | None = None
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 of the message as it was sent, before any redaction: two runs' messages can be
+        compared, and a stored prefix checked, without their content."""
+        return digest_of(self.message) if self.sent_digest is None else self.sent_digest
 
 
 class ToolSet(msgspec.Struct, frozen=True, kw_only=True):

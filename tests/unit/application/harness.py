@@ -1,6 +1,5 @@
 """A loop wired to in-memory adapters and a scripted LLM, for the loop's tests."""
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,10 +12,11 @@ from agentkit.adapters.memory import (
     InMemoryTraceSink,
     SequentialIdGenerator,
 )
+from agentkit.adapters.memory.loop import memory_loop_deps
 from agentkit.adapters.scheduling import InlineRunScheduler
 from agentkit.application.agent import AgentConfig, AgentLoop
-from agentkit.application.agent.prompts import PromptPolicy
-from agentkit.application.backoff import Backoff, Sleep
+from agentkit.application.backoff import Backoff, RetryPacing, Sleep
+from agentkit.application.pipeline.policy import PromptPolicy
 from agentkit.application.ports.price_table import PriceTable
 from agentkit.application.ports.trace_sink import TraceSink
 from agentkit.application.runs.cancel_run import CancelRun
@@ -75,19 +75,20 @@ class Harness:
         self.registry = ToolRegistry(tools, default_timeout_s=tool_timeout_s, output_max_chars=200)
         self.config = config or AgentConfig()
         self.loop = AgentLoop(
-            llm=self.llm,
-            tools=self.registry,
-            runs=self.runs,
-            trace=trace or self.store,
-            reader=self.store,
-            sessions=self.sessions,
-            clock=self.clock,
-            config=self.config,
-            observers=observers if observers is not None else [self.store] if trace is not None else [],
-            sleep=sleep or asyncio.sleep,
-            backoff=backoff,
-            prompt_policy=prompt_policy,
-            prices=prices,
+            memory_loop_deps(
+                self.llm,
+                self.registry,
+                runs=self.runs,
+                trace=trace or self.store,
+                reader=self.store,
+                sessions=self.sessions,
+                clock=self.clock,
+                config=self.config,
+                observers=observers if observers is not None else [self.store] if trace is not None else [],
+                pacing=RetryPacing(sleep=sleep, backoff=backoff),
+                policy=prompt_policy,
+                prices=prices,
+            )
         )
         self.create = CreateRun(
             runs=self.runs,

@@ -13,6 +13,7 @@ from agentkit.adapters.memory import (
     InMemoryTraceSink,
     SequentialIdGenerator,
 )
+from agentkit.adapters.memory.loop import memory_loop_deps
 from agentkit.application.agent import DEFAULT_SYSTEM_PROMPT, AgentConfig, AgentLoop
 from agentkit.application.agents.catalog import AgentCatalog, AgentSetup, agent_config, agent_system_prompt
 from agentkit.application.agents.profile import AgentLimits, AgentProfile, McpServerSpec, profile_version
@@ -104,13 +105,15 @@ async def test_a_run_of_an_agent_gets_its_limits_schema_prompt_and_tools_and_rec
         runs=runs, clock=clock, ids=SequentialIdGenerator(), max_steps=10, max_goal_chars=100, agents=agents
     )
     loop = AgentLoop(
-        llm=llm,
-        tools=registry,
-        runs=runs,
-        trace=InMemoryTraceSink(),
-        sessions=InMemorySessionStore(clock),
-        clock=clock,
-        config=AgentConfig(),
+        memory_loop_deps(
+            llm,
+            registry,
+            runs=runs,
+            trace=InMemoryTraceSink(),
+            sessions=InMemorySessionStore(clock),
+            clock=clock,
+            config=AgentConfig(),
+        ),
         agents=agents,
     )
 
@@ -134,13 +137,15 @@ async def test_a_run_whose_agent_is_gone_fails_saying_so() -> None:
     runs, clock = InMemoryRunRepository(), FixedClock()
     create = CreateRun(runs=runs, clock=clock, ids=SequentialIdGenerator(), max_steps=10, max_goal_chars=100)
     loop = AgentLoop(
-        llm=llm,
-        tools=registry,
-        runs=runs,
-        trace=InMemoryTraceSink(),
-        sessions=InMemorySessionStore(clock),
-        clock=clock,
-        config=AgentConfig(),
+        memory_loop_deps(
+            llm,
+            registry,
+            runs=runs,
+            trace=InMemoryTraceSink(),
+            sessions=InMemorySessionStore(clock),
+            clock=clock,
+            config=AgentConfig(),
+        ),
         agents=agents,
     )
     created = (await create.execute(CreateRunInput(owner=OWNER, goal="hi"))).run

@@ -9,6 +9,7 @@ import msgspec
 import pytest
 
 from agentkit.adapters.memory import FailingTraceSink, InMemoryRunRepository, InMemorySessionStore
+from agentkit.adapters.memory.loop import memory_loop_deps
 from agentkit.application.agent import AgentConfig, AgentLoop
 from agentkit.application.agent.config import STRUCTURED_OUTPUT_REMINDER
 from agentkit.application.errors import StoreUnavailable
@@ -453,13 +454,15 @@ class UnavailableSessionStore(InMemorySessionStore):
 async def test_a_session_store_outage_fails_the_run_with_a_clear_reason() -> None:
     h = Harness([answer("never")])
     h.loop = AgentLoop(
-        llm=h.llm,
-        tools=h.registry,
-        runs=h.runs,
-        trace=h.store,
-        sessions=UnavailableSessionStore(h.clock),
-        clock=h.clock,
-        config=h.config,
+        memory_loop_deps(
+            h.llm,
+            h.registry,
+            runs=h.runs,
+            trace=h.store,
+            sessions=UnavailableSessionStore(h.clock),
+            clock=h.clock,
+            config=h.config,
+        )
     )
 
     run = await h.run("hello", session="s1")

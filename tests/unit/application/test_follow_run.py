@@ -6,13 +6,16 @@ from datetime import UTC, datetime
 import msgspec
 import pytest
 
-from agentkit.adapters.memory import InMemoryRunEventLog
+from agentkit.adapters.memory import InMemoryRunEventLog, InMemoryRunRepository, InMemoryTraceSink
 from agentkit.application.errors import RunNotFound
-from agentkit.application.observation import RunEventFeed
+from agentkit.application.observation import ObservedRunRepository, RunEventFeed
+from agentkit.application.pipeline.entries import StepEntry, TraceHealth
+from agentkit.application.pipeline.pipeline import StepPipeline
 from agentkit.application.ports.run_event_log import EventId, LoggedEvent, StatusEvent, StepEvent
 from agentkit.application.runs.follow_run import FollowRun, RunFollower
 from agentkit.domain import run as runs
 from agentkit.domain.ids import OwnerId, RunId
+from agentkit.domain.messages import Usage
 from agentkit.domain.run import Run, RunStatus
 from agentkit.domain.steps import LLMStep, PromptDelta, Step
 from tests.sample_tools import add
@@ -53,19 +56,21 @@ def new_run(status: RunStatus = RunStatus.PENDING) -> Run:
 
 async def test_the_feed_logs_status_changes_only_and_steps_without_the_prompt_they_sent() -> None:
     log = InMemoryRunEventLog()
-    feed = RunEventFeed(log)
+    pipeline = StepPipeline(trace=InMemoryTraceSink(), run_observers=RunEventFeed(log))
+    repository = ObservedRunRepository(InMemoryRunRepository(), pipeline)
     pending = new_run()
     running = runs.start(pending, now=NOW)
     step = LLMStep(run_id=pending.id, step_no=1, created_at=NOW, latency_ms=1.0, sent=PromptDelta(messages=()))
 
-    feed.on_run(pending)
-    feed.on_run(running)
-    feed.on_run(runs.add_cost(running, 0.5))  # saved again, nothing a follower sees changed
-    feed.on_step(step)
-    feed.on_run(msgspec.structs.replace(running, cancel_requested=True))
+    await repository.add(pending)
+    await repository.save(running)
+    await repository.save(runs.add_spend(running, Usage(), 0.5))  # saved again, nothing a follower sees changed
+    pipeline.put(StepEntry(step, TraceHealth()))
+    await repository.save(msgspec.structs.replace(running, cancel_requested=True))
     ended = runs.end(running, RunStatus.CANCELLED, now=NOW, reason="asked")
-    feed.on_run(ended)
-    feed.on_run(ended)  # stored again unchanged
+    await repository.save(ended)
+    await repository.save(ended)  # stored again unchanged
+    await pipeline.deliver()
 
     entries = await log.read(pending.id, after=None, block_s=0)
     assert summary(list(entries)) == [

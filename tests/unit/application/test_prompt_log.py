@@ -1,13 +1,17 @@
-"""PromptLog: each message stored once per run, each LLM call a reference to the prefix it sent."""
+"""PromptLog: each message stored once per run, each LLM call a reference to the prefix it sent; the stored
+form (digests, redaction) the pipeline's writer makes of what was sent."""
 
 from datetime import UTC, datetime
 
 import msgspec
 
-from agentkit.application.agent.prompts import PromptLog, PromptPolicy, digest_of, stored_step
+from agentkit.application.agent.prompts import PromptLog
+from agentkit.application.pipeline.entries import SentPrompt
+from agentkit.application.pipeline.policy import PromptPolicy
+from agentkit.application.pipeline.stored import stored_delta, stored_step
 from agentkit.domain.ids import RunId, ToolCallId
 from agentkit.domain.messages import Message, ToolCall
-from agentkit.domain.steps import LLMStep, ToolStep
+from agentkit.domain.steps import LLMStep, PromptDelta, ToolStep, digest_of
 from agentkit.domain.tools import ToolResult, ToolSchema
 
 T0 = datetime(2026, 12, 1, tzinfo=UTC)
@@ -20,11 +24,17 @@ CALL = Message(
 RESULT = Message(role="tool", content="5", tool_call_id=ToolCallId("c1"), name="add")
 
 
-def test_each_call_stores_only_the_messages_no_call_sent_before() -> None:
-    log = PromptLog(PromptPolicy())
+def stored(sent: SentPrompt | None, policy: PromptPolicy) -> PromptDelta:
+    """What the pipeline's writer stores of what a call sent first."""
+    return PromptDelta() if sent is None else stored_delta(sent, policy)
 
-    first, first_new = log.sent([SYSTEM, GOAL], [ADD], provider="openai", model="m", parameters={"temperature": 0})
-    second, second_new = log.sent([SYSTEM, GOAL, CALL, RESULT], [ADD])
+
+def test_each_call_stores_only_the_messages_no_call_sent_before() -> None:
+    log = PromptLog()
+
+    first, first_sent = log.sent([SYSTEM, GOAL], [ADD], provider="openai", model="m", parameters={"temperature": 0})
+    second, second_sent = log.sent([SYSTEM, GOAL, CALL, RESULT], [ADD])
+    first_new, second_new = stored(first_sent, PromptPolicy()), stored(second_sent, PromptPolicy())
 
     assert (first.message_count, second.message_count) == (2, 4)
     assert [m.seq for m in first_new.messages] == [1, 2]
@@ -38,12 +48,13 @@ def test_each_call_stores_only_the_messages_no_call_sent_before() -> None:
 
 
 def test_a_new_tool_set_is_stored_when_it_changes_and_no_tools_is_no_set() -> None:
-    log = PromptLog(PromptPolicy())
+    log = PromptLog()
     log.sent([SYSTEM], [ADD])
     extra = ToolSchema(name="final_result", description="Done.", parameters={})
 
-    changed, changed_new = log.sent([SYSTEM, GOAL], [ADD, extra])
-    none, none_new = log.sent([SYSTEM, GOAL, RESULT], [])
+    changed, changed_sent = log.sent([SYSTEM, GOAL], [ADD, extra])
+    none, none_sent = log.sent([SYSTEM, GOAL, RESULT], [])
+    changed_new, none_new = stored(changed_sent, PromptPolicy()), stored(none_sent, PromptPolicy())
 
     assert changed_new.tool_set is not None
     assert changed_new.tool_set.digest == changed.tools_digest
@@ -52,10 +63,11 @@ def test_a_new_tool_set_is_stored_when_it_changes_and_no_tools_is_no_set() -> No
 
 def test_digests_are_of_what_was_sent_and_redaction_changes_only_what_is_stored() -> None:
     policy = PromptPolicy(redact_fields=frozenset({"password"}), secrets=("sk-secret-value", "abc"))
-    log = PromptLog(policy)
+    log = PromptLog()
     goal = Message(role="user", content="use sk-secret-value, abc is fine")
 
-    _, new = log.sent([SYSTEM, goal, CALL], [])
+    _, sent = log.sent([SYSTEM, goal, CALL], [])
+    new = stored(sent, policy)
 
     stored_goal, stored_call = new.messages[1], new.messages[2]
     assert stored_goal.message.content == "use [redacted], abc is fine"  # secrets under 6 characters are left alone
@@ -65,9 +77,10 @@ def test_digests_are_of_what_was_sent_and_redaction_changes_only_what_is_stored(
 
 
 def test_without_payloads_messages_keep_roles_ids_and_names_only() -> None:
-    log = PromptLog(PromptPolicy(payloads=False))
+    log = PromptLog(payloads=False)
 
-    ref, new = log.sent([SYSTEM, GOAL, CALL, RESULT], [])
+    ref, sent = log.sent([SYSTEM, GOAL, CALL, RESULT], [])
+    new = stored(sent, PromptPolicy(payloads=False))
 
     assert ref.payloads is False
     assert [m.message for m in new.messages] == [
@@ -113,11 +126,12 @@ def test_many_secrets_are_kept_out_as_surely_as_a_few() -> None:
     few = [f"sk-few-secret-{n:02}" for n in range(3)]
     many = [f"sk-many-secret-{n:02}" for n in range(40)]
     for secrets in (few, many):
-        log = PromptLog(PromptPolicy(redact_fields=frozenset({"password"}), secrets=tuple(secrets)))
+        policy = PromptPolicy(redact_fields=frozenset({"password"}), secrets=tuple(secrets))
         said = Message(role="user", content=f"first {secrets[0]}, last {secrets[-1]}")
         plain = Message(role="user", content="nothing to hide")
 
-        _, new = log.sent([SYSTEM, said, plain, CALL], [])
+        _, sent = PromptLog().sent([SYSTEM, said, plain, CALL], [])
+        new = stored(sent, policy)
 
         assert new.messages[1].message.content == "first [redacted], last [redacted]"
         assert new.messages[2].message is plain  # a message holding no secret is stored as it came

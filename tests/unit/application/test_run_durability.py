@@ -121,7 +121,7 @@ async def test_a_stale_attempt_stops_the_retries_at_once() -> None:
         waits.append(seconds)
         await repo.expire_lapsed(h.clock.now().replace(year=2100), reason=WORKER_LOST)
 
-    h.loop.deps.sleep = sweeper_meanwhile
+    h.loop.deps.pacing.sleep = sweeper_meanwhile
 
     with pytest.raises(StaleAttempt):
         await h.run("2 + 3?")

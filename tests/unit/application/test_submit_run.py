@@ -15,6 +15,7 @@ from agentkit.adapters.memory import (
     InMemoryTraceSink,
     SequentialIdGenerator,
 )
+from agentkit.adapters.memory.loop import memory_loop_deps
 from agentkit.adapters.scheduling import InlineRunScheduler
 from agentkit.application.agent import AgentConfig, AgentLoop
 from agentkit.application.errors import IdempotencyConflict, Overloaded, RateLimited, StoreUnavailable
@@ -90,13 +91,15 @@ class Rig:
         self.gate = Gate()
         self.limiter = InMemoryRateLimiter(self.clock)
         loop = AgentLoop(
-            llm=ScriptedLLMClient(script),
-            tools=ToolRegistry([self.gate.tool()], default_timeout_s=60),
-            runs=self.runs,
-            trace=InMemoryTraceSink(),
-            sessions=InMemorySessionStore(self.clock),
-            clock=self.clock,
-            config=AgentConfig(),
+            memory_loop_deps(
+                ScriptedLLMClient(script),
+                ToolRegistry([self.gate.tool()], default_timeout_s=60),
+                runs=self.runs,
+                trace=InMemoryTraceSink(),
+                sessions=InMemorySessionStore(self.clock),
+                clock=self.clock,
+                config=AgentConfig(),
+            )
         )
         self.events = InMemoryRunEvents()
         self.scheduler = InlineRunScheduler(loop, events=self.events, max_in_flight=cap)

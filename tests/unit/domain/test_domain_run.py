@@ -13,7 +13,7 @@ from agentkit.domain.run import (
     ALLOWED_TRANSITIONS,
     Run,
     RunStatus,
-    add_usage,
+    add_spend,
     end,
     expire,
     give_answer,
@@ -214,10 +214,10 @@ def test_cancelled_never_flips_back() -> None:
         succeed(cancelled, now=LATER, answer="late answer")
 
 
-def test_add_usage_accumulates_tokens() -> None:
-    run = add_usage(make_run(), Usage(input_tokens=10, output_tokens=3))
-    run = add_usage(run, Usage(input_tokens=5, output_tokens=2))
-    assert (run.input_tokens, run.output_tokens) == (15, 5)
+def test_add_spend_accumulates_tokens_and_known_costs() -> None:
+    run = add_spend(make_run(), Usage(input_tokens=10, output_tokens=3), 0.25)
+    run = add_spend(run, Usage(input_tokens=5, output_tokens=2), None)
+    assert (run.input_tokens, run.output_tokens, run.cost_usd) == (15, 5, 0.25)
 
 
 @pytest.mark.parametrize("goal", ["", "   ", "\n\t "], ids=["empty", "spaces", "whitespace"])

@@ -1,6 +1,7 @@
 """In-memory trace sinks: one that keeps steps, one that always fails (to prove runs survive it)."""
 
 from collections import defaultdict
+from collections.abc import Sequence
 
 import msgspec
 
@@ -14,6 +15,8 @@ from agentkit.domain.tools import ToolSchema
 class InMemoryTraceSink(TraceSink, TraceReader, PromptReader):
     """Keeps every step in memory, grouped by run, and each message an LLM step sent once per run."""
 
+    local = True  # lives and dies with this process
+
     def __init__(self) -> None:
         self._steps: defaultdict[RunId, list[Step]] = defaultdict(list)
         self._messages: defaultdict[RunId, dict[int, StoredMessage]] = defaultdict(dict)
@@ -21,6 +24,14 @@ class InMemoryTraceSink(TraceSink, TraceReader, PromptReader):
 
     async def record(self, step: Step) -> None:
         """Keep the step (what it sent apart, as the Postgres sink keeps it)."""
+        self._keep(step)
+
+    async def record_batch(self, steps: Sequence[Step]) -> None:
+        """Keep the steps, in order."""
+        for step in steps:
+            self._keep(step)
+
+    def _keep(self, step: Step) -> None:
         if isinstance(step, LLMStep) and step.sent is not None:
             for stored in step.sent.messages:
                 self._messages[step.run_id].setdefault(stored.seq, stored)

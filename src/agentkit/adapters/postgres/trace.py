@@ -4,6 +4,7 @@ and each message and tool set an LLM call sent once per run (`run_messages`, `ru
 import asyncio
 import contextlib
 import uuid
+from collections.abc import Sequence
 from typing import Any, Final
 
 import msgspec
@@ -90,17 +91,28 @@ class SqlaTraceSink(TraceSink, TraceReader, PromptReader):
         self.failed_writes = 0
         self.retried_writes = 0  # tries of a batch that failed for an outage and were made again
 
-    @property
-    def pending(self) -> int:
+    def backlog(self) -> int:
         """Steps recorded and not yet written (nor given up on)."""
         return self._queued - self._settled
 
     async def record(self, step: Step) -> None:
         """Queue the step for the writer task."""
+        self._queue_step(step)
+        self._start()
+
+    async def record_batch(self, steps: Sequence[Step]) -> None:
+        """Queue the steps, in order, for the writer task."""
+        for step in steps:
+            self._queue_step(step)
+        self._start()
+
+    def _queue_step(self, step: Step) -> None:
         row = step_to_row(step)
         row["id"] = str(uuid.uuid4())
         self._queue.append((step, row))  # the step keeps what it sent (`sent`) until it is written
         self._queued += 1
+
+    def _start(self) -> None:
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._write_forever(), name="agentkit-trace-writer")
         self._wake.set()
@@ -129,7 +141,7 @@ class SqlaTraceSink(TraceSink, TraceReader, PromptReader):
             async with asyncio.timeout(timeout_s):
                 await self.flush()
         except TimeoutError:
-            _log.error("trace_steps_abandoned", steps=self.pending, waited_s=timeout_s)
+            _log.error("trace_steps_abandoned", steps=self.backlog(), waited_s=timeout_s)
         if self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -225,7 +237,9 @@ class SqlaTraceSink(TraceSink, TraceReader, PromptReader):
             tool_rows = (await conn.execute(tool_query)).mappings().all()
         return RunPrompts(
             messages=tuple(
-                StoredMessage(seq=row["seq"], digest=row["digest"], message=msgspec.convert(row["message"], Message))
+                StoredMessage(
+                    seq=row["seq"], sent_digest=row["digest"], message=msgspec.convert(row["message"], Message)
+                )
                 for row in message_rows_
             ),
             tool_sets={row["digest"]: msgspec.convert(row["schemas"], tuple[ToolSchema, ...]) for row in tool_rows},

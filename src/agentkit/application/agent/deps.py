@@ -1,59 +1,57 @@
-"""LoopDeps: what every execution of an AgentLoop shares, as one plain bundle."""
+"""LoopDeps: what every execution of an AgentLoop shares, as one bundle the container builds once."""
 
-import asyncio
+import copy
 from abc import abstractmethod
-from collections.abc import Sequence
-from typing import Protocol, cast
+from typing import Protocol
 
 from agentkit.application.agent.config import AgentConfig
 from agentkit.application.agent.lease import LeaseKeeper
-from agentkit.application.agent.prompts import PromptPolicy
-from agentkit.application.backoff import Backoff, Sleep
+from agentkit.application.backoff import RetryPacing
+from agentkit.application.pipeline.pipeline import StepPipeline
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.ports.price_table import PriceTable
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.session_store import SessionStore
-from agentkit.application.ports.trace_sink import TraceReader, TraceSink
+from agentkit.application.ports.trace_sink import TraceReader
 from agentkit.application.tools.registry import ToolRegistry
 
 
 class LoopDeps:
     """The ports, configuration and shared helpers every run's execution reads (and none writes).
 
+    The one list of the loop's dependencies: the container builds it from its `__init__` (every
+    parameter is a type the container provides), tests pass what they need by keyword, and an agent
+    of the catalog runs on a copy with its own model, tools and configuration (`for_agent`).
+
     Attributes:
         llm: The model.
         tools: The registry of the tools every run may call.
         runs: Where runs are stored.
-        trace: The durable trace sink: a run claims success only once it holds every step.
+        pipeline: Where steps go: the durable trace (a run claims success only once it holds every
+            step), the step observers (a live printer) and the run observers; with the policy of what
+            the trace may keep of prompts.
         reader: Reads a run's stored steps back, to resume it where they end.
-        observers: Sinks that see each step as it happens (the CLI's live output); their failures
-            are logged and cost the run nothing.
         sessions: Conversation memory.
         clock: Wall and monotonic time.
         config: The loop's limits and timings.
         leases: Renews the leases of the runs this process executes, and knows their cancels.
-        sleep: Paces the store retries through an outage (tests pass a fake that moves a clock).
-        backoff: How long those retries wait.
-        prompt_policy: What of each LLM call's prompt the trace stores (payloads, redactions, secrets).
+        pacing: How the writes a run's outcome depends on are retried through an outage.
         prices: What LLM calls cost; None: no price table (costs unknown).
     """
 
     __slots__ = (
-        "backoff",
         "clock",
         "config",
         "leases",
         "llm",
-        "observers",
+        "pacing",
+        "pipeline",
         "prices",
-        "prompt_policy",
         "reader",
         "runs",
         "sessions",
-        "sleep",
         "tools",
-        "trace",
     )
 
     def __init__(
@@ -62,36 +60,38 @@ class LoopDeps:
         llm: LLMClient,
         tools: ToolRegistry,
         runs: RunRepository,
-        trace: TraceSink,
+        pipeline: StepPipeline,
+        reader: TraceReader,
         sessions: SessionStore,
         clock: Clock,
         config: AgentConfig,
-        reader: TraceReader | None = None,
-        observers: Sequence[TraceSink] = (),
-        sleep: Sleep = asyncio.sleep,
-        backoff: Backoff | None = None,
-        prompt_policy: PromptPolicy | None = None,
-        prices: PriceTable | None = None,
+        leases: LeaseKeeper,
+        pacing: RetryPacing,
+        prices: PriceTable | None,
     ) -> None:
-        if reader is None:
-            if not hasattr(trace, "steps"):
-                raise TypeError("the loop needs a TraceReader (or a trace sink that reads its steps back)")
-            reader = cast(TraceReader, trace)
-        self.reader = reader
         self.llm = llm
-        self.prompt_policy = prompt_policy or PromptPolicy()
-        self.prices = prices
         self.tools = tools
         self.runs = runs
-        self.trace = trace
-        self.observers = tuple(observers)
+        self.pipeline = pipeline
+        self.reader = reader
         self.sessions = sessions
         self.clock = clock
         self.config = config
-        self.sleep = sleep
-        self.backoff = backoff or Backoff()
-        # `sleep` paces the store retries only; leases keep real time (a lease is a promise to other processes)
-        self.leases = LeaseKeeper(runs=runs, clock=clock, lease_s=config.lease_s)
+        self.leases = leases
+        self.pacing = pacing
+        self.prices = prices
+
+    def for_agent(self, *, llm: LLMClient, tools: ToolRegistry, config: AgentConfig) -> "LoopDeps":
+        """These dependencies with an agent's own model, tools and configuration.
+
+        A shallow copy: the store, the pipeline, the sessions, the clock and above all the lease
+        keeper stay shared by every agent of the process.
+        """
+        deps = copy.copy(self)
+        deps.llm = llm
+        deps.tools = tools
+        deps.config = config
+        return deps
 
 
 class AgentChooser(Protocol):

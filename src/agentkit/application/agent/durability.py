@@ -28,7 +28,10 @@ LAST_SAVE_S = 3.0
 
 def retried(deps: LoopDeps, write: Callable[[], Awaitable[T]], what: str, deadline: float) -> Awaitable[T]:
     """`write`, retried through a store outage until `deadline` (`clock.monotonic()`)."""
-    return until_stored(write, what=what, deadline=deadline, clock=deps.clock, sleep=deps.sleep, backoff=deps.backoff)
+    pacing = deps.pacing
+    return until_stored(
+        write, what=what, deadline=deadline, clock=deps.clock, sleep=pacing.sleep, backoff=pacing.backoff
+    )
 
 
 async def store_start(deps: LoopDeps, run: Run) -> Run:
@@ -64,16 +67,23 @@ async def store_calling(deps: LoopDeps, recorder: StepRecorder, run: Run) -> Non
 
     The trace first: a resumed run must find the results of the calls before this one, or it could
     not tell this call's missing result from theirs. A trace the sink already refused steps of is
-    not waited for: that run cannot end `succeeded` whatever happens (its trace has a gap).
+    not waited for: that run cannot end `succeeded` whatever happens (its trace has a gap). Nor is
+    a trace kept in this process's memory: a run is resumed from it only in this process, whose
+    readers deliver the pipeline's queue first, and the queue dies with the process as it does.
 
     Raises:
         StoreUnavailable: not stored within `store_retry_s`; the call is not made.
         StaleAttempt: another executor owns the run now.
     """
     deadline = deps.clock.monotonic() + deps.config.store_retry_s
-    if not recorder.gaps:
-        await retried(deps, lambda: recorder.flush_durable(deadline), "trace", deadline)
-    await retried(deps, lambda: deps.runs.save(run), "run_calling", deadline)
+    if not deps.pipeline.trace.local:  # a trace in this process's memory dies with it as the queue does
+        await deps.pipeline.deliver()  # the run's steps so far reach the trace (and its refusals are counted)
+        if not recorder.gaps:
+            await retried(deps, lambda: recorder.flush_durable(deadline), "trace", deadline)
+    try:
+        await deps.runs.save(run)  # the common case: stored at the first try, no retry loop set up
+    except StoreUnavailable:
+        await retried(deps, lambda: deps.runs.save(run), "run_calling", deadline)
 
 
 async def hand_back(deps: LoopDeps, recorder: StepRecorder, run: Run) -> None:
@@ -172,6 +182,7 @@ def _consume(task: "asyncio.Task[Any]") -> None:
 
 async def _with_stored_trace(deps: LoopDeps, recorder: StepRecorder, running: Run, final: Run, deadline: float) -> Run:
     """Wait until the run's steps are stored; the run as it may end, given what the trace holds."""
+    await deps.pipeline.deliver()  # every consumer has the run's steps; the durable trace's refusals are counted
     await recorder.flush_observers()
     missing = f"{recorder.gaps} of its {recorder.step_no} steps could not be recorded" if recorder.gaps else None
     if missing is None:

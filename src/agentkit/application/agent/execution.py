@@ -153,6 +153,7 @@ class RunExecution:
         if not resuming:
             self.messages = opening
             return LoopState()
+        await self.deps.pipeline.deliver()  # steps this process recorded reach the trace before it is read
         steps = await self.deps.reader.steps(run.id)
         point = replay(opening, steps, self.limits, self.tools)
         self.messages = point.messages
@@ -202,7 +203,8 @@ class RunExecution:
 
     async def _ask_model(self) -> LLMResponse:
         clock = self.deps.clock
-        prompt, sent = self.recorder.prompt_of(self.messages, self.schemas)
+        recorder = self.recorder
+        prompt, sent = recorder.prompt_of(self.messages, self.schemas)
         started = clock.monotonic()
         failure: LLMError | None = None
         try:
@@ -210,9 +212,9 @@ class RunExecution:
         except LLMError as exc:
             # the failed call is a step too: the trace shows what it cost and why it failed
             failure, response = exc, LLMResponse(attempts=exc.attempts)
-        cost = self.recorder.cost_of(response.usage)
-        self.run = runs.add_cost(runs.add_usage(self.run, response.usage), cost)
-        await self.recorder.record(
+        cost = recorder.cost_of(response.usage)
+        self.run = runs.add_spend(self.run, response.usage, cost)
+        await recorder.record(
             LLMStep(
                 run_id=self.run.id,
                 step_no=self._turn_step(),
@@ -228,12 +230,12 @@ class RunExecution:
                 provider_data=response.provider_data,
                 error_type=None if failure is None else type(failure).__name__,
                 prompt=prompt,
-                sent=sent,
                 response_id=response.response_id,
                 response_model=response.response_model,
                 provider_finish_reason=response.provider_finish_reason,
                 cost_usd=cost,
-            )
+            ),
+            sent,
         )
         if failure is not None:
             raise failure
@@ -242,6 +244,7 @@ class RunExecution:
     async def _call_tools(self, calls: Sequence[ToolCall]) -> Run | None:
         waiting = self._waiting(calls)
         if waiting:
+            await self.deps.pipeline.deliver()  # the writer tells whether a step was stored redacted
             return self._pause(waiting)
         for index, call in enumerate(calls):
             if index and self._cancel_requested():

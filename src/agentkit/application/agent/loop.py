@@ -1,23 +1,12 @@
 """The agent loop: ask the model, run the tools it asks for, feed the results back, repeat."""
 
-import asyncio
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine
 from datetime import timedelta
 from typing import Any
 
-from agentkit.application.agent.config import AgentConfig
 from agentkit.application.agent.deps import AgentChooser, LoopDeps
 from agentkit.application.agent.execution import RunExecution
-from agentkit.application.agent.prompts import PromptPolicy
-from agentkit.application.backoff import Backoff, Sleep
 from agentkit.application.errors import StoreUnavailable
-from agentkit.application.ports.clock import Clock
-from agentkit.application.ports.llm_client import LLMClient
-from agentkit.application.ports.price_table import PriceTable
-from agentkit.application.ports.run_repository import RunRepository
-from agentkit.application.ports.session_store import SessionStore
-from agentkit.application.ports.trace_sink import TraceReader, TraceSink
-from agentkit.application.tools.registry import ToolRegistry
 from agentkit.domain.ids import RunId
 from agentkit.domain.run import Run, RunStatus
 
@@ -29,10 +18,10 @@ class AgentLoop:
     - The conversation is the system prompt, the session's history, then the goal; tool output
       goes only into tool-role messages, never into the system prompt.
     - Tool calls of one turn run one after another, in the order the model gave them.
-    - Every LLM call and every tool call is recorded as a step. A run's final status is written
-      only once its trace is stored (the durable sink flushed); a run whose trace could not be
-      stored does not end `succeeded` but `failed`, its answer kept. Observers that fail are logged
-      and the run goes on.
+    - Every LLM call and every tool call is recorded as a step, handed to the step pipeline, which
+      stores and shows it off the run's path. A run's final status is written only once its trace
+      is stored (the pipeline flushed); a run whose trace could not be stored does not end
+      `succeeded` but `failed`, its answer kept. Observers that fail are logged and the run goes on.
     - The writes a run's outcome depends on (its start, its trace, its final status) are retried
       through a store outage, with backoff, for up to `store_retry_s`, while the lease keeper keeps
       the run's lease; StaleAttempt stops them at once.
@@ -51,44 +40,13 @@ class AgentLoop:
       says so in the log; once its lease lapses the sweeper resumes it, or ends it `expired` after
       MAX_RUN_ATTEMPTS: every run still reaches a terminal status.
 
-    The loop's dependencies are one `LoopDeps`; each run's state is a `RunExecution` built on them.
+    The loop's dependencies are one `LoopDeps` (built once by the container); each run's state is a
+    `RunExecution` built on them, with its agent's model, tools and configuration (`agents`).
     """
 
-    def __init__(
-        self,
-        *,
-        llm: LLMClient,
-        tools: ToolRegistry,
-        runs: RunRepository,
-        trace: TraceSink,
-        sessions: SessionStore,
-        clock: Clock,
-        config: AgentConfig,
-        reader: TraceReader | None = None,
-        observers: Sequence[TraceSink] = (),
-        sleep: Sleep = asyncio.sleep,
-        backoff: Backoff | None = None,
-        agents: AgentChooser | None = None,
-        prompt_policy: PromptPolicy | None = None,
-        prices: PriceTable | None = None,
-    ) -> None:
-        # each run executes with its own agent's model, tools and config (see AgentCatalog.deps_for)
+    def __init__(self, deps: LoopDeps, *, agents: AgentChooser | None = None) -> None:
+        self.deps = deps
         self._agents = agents
-        self.deps = LoopDeps(
-            reader=reader,
-            llm=llm,
-            tools=tools,
-            runs=runs,
-            trace=trace,
-            sessions=sessions,
-            clock=clock,
-            config=config,
-            observers=observers,
-            sleep=sleep,
-            backoff=backoff,
-            prompt_policy=prompt_policy,
-            prices=prices,
-        )
 
     def request_cancel(self, run_id: RunId) -> None:
         """Tell a run executing here to cancel at its next step boundary."""

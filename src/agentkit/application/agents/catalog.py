@@ -1,6 +1,5 @@
 """AgentCatalog: the configured agents, each with its model, its tools and its loop configuration."""
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -139,25 +138,16 @@ class AgentCatalog:
         """
         setup = self._setups.get(name)
         if setup is None:
-            return _with(base, llm=_MissingAgent(name), tools=ToolRegistry(), config=base.config)
+            return base.for_agent(llm=_MissingAgent(name), tools=ToolRegistry(), config=base.config)
         tools = setup.registry()
         if setup.llm is base.llm and tools is base.tools and setup.config is base.config:
             return base  # the service's own agent (`default` without a file): the loop exactly as it is
         key = (name, id(base))
         cached = self._deps.get(key)
         if cached is None or cached[0] is not tools:
-            cached = (tools, _with(base, llm=setup.llm, tools=tools, config=setup.config))
+            cached = (tools, base.for_agent(llm=setup.llm, tools=tools, config=setup.config))
             self._deps[key] = cached
         return cached[1]
-
-
-def _with(base: LoopDeps, *, llm: LLMClient, tools: ToolRegistry, config: AgentConfig) -> LoopDeps:
-    # a shallow copy: the store, trace, sessions, clock and above all the lease keeper stay shared
-    deps = copy.copy(base)
-    deps.llm = llm
-    deps.tools = tools
-    deps.config = config
-    return deps
 
 
 def agent_config(base: AgentConfig, profile: AgentProfile) -> AgentConfig:

@@ -4,36 +4,23 @@ import msgspec
 
 from agentkit.application.ports.run_event_log import RunEventLog, StatusEvent, StepEvent
 from agentkit.application.ports.run_observer import RunObserver
-from agentkit.domain.ids import RunId
 from agentkit.domain.run import Run
 from agentkit.domain.steps import LLMStep, Step
-
-# Runs whose last logged state this process remembers; past it the oldest are forgotten.
-_REMEMBERED = 10_000
 
 
 class RunEventFeed(RunObserver):
     """Tells the event log of every status change and every step, as the observers hear of them.
 
-    The repository is observed on every write (usage, heartbeat bookkeeping, calls in progress), so
-    a run is logged only when what a follower sees of it changed: its status, its attempt (another
-    executor resumed it) or its cancel request. A step is logged as the trace endpoint shows it,
-    without the prompt messages it first sent (the trace's `?include=prompts` has those).
+    The observers hear of a stored run when what they watch of it changed (its status, attempt,
+    cancel request or pauses: see ObservedRunRepository). A step is logged as the trace endpoint
+    shows it, without the prompt messages it first sent (the trace's `?include=prompts` has those).
     """
 
     def __init__(self, log: RunEventLog) -> None:
         self._log = log
-        self._seen: dict[RunId, tuple[str, int, bool]] = {}
 
     def on_run(self, run: Run) -> None:
-        """Log the run if its status, attempt or cancel request changed."""
-        mark = (run.status.value, run.attempt, run.cancel_requested)
-        seen = self._seen
-        if seen.get(run.id) == mark:
-            return
-        seen[run.id] = mark  # an ended run too: one saved again unchanged is not logged twice
-        if len(seen) > _REMEMBERED:
-            del seen[next(iter(seen))]
+        """Log the run as stored."""
         self._log.append(run.id, StatusEvent(run=run))
 
     def on_step(self, step: Step) -> None:

@@ -12,6 +12,7 @@ from agentkit.application.errors import ToolRegistrationError
 from agentkit.application.tools.context import ContextProvider, ToolContext, for_call
 from agentkit.application.tools.errors import ToolError
 from agentkit.application.tools.tool import Tool
+from agentkit.application.tools.within import TimeLimitPassed, call_within
 from agentkit.domain.messages import ToolCall
 from agentkit.domain.tools import ToolResult, ToolSchema
 
@@ -168,17 +169,14 @@ class ToolRegistry:
             factory = self._factory_for(item.context_type)
             kwargs[item.context_param] = factory(context) if factory is not None else context
         timeout = item.timeout_s or self._default_timeout_s
-        deadline = asyncio.timeout(timeout)
         try:
-            async with deadline:
-                if item.is_async:
-                    value = await item.fn(**kwargs)
-                else:
-                    value = await asyncio.to_thread(item.fn, **kwargs)
-        except TimeoutError as exc:
-            if deadline.expired():
-                return _failure(f"tool {call.name!r} timed out after {timeout:g} s", started)
-            # the tool's own timeout (a socket's, say), not ours
+            if item.is_async:
+                value = await call_within(item.fn(**kwargs), timeout)
+            else:
+                value = await call_within(asyncio.to_thread(item.fn, **kwargs), timeout)
+        except TimeLimitPassed:
+            return _failure(f"tool {call.name!r} timed out after {timeout:g} s", started)
+        except TimeoutError as exc:  # the tool's own timeout (a socket's, say), not ours
             return _failure(f"tool {call.name!r} failed: TimeoutError: {exc}", started)
         except ToolError as exc:
             return _failure(str(exc), started)

@@ -10,6 +10,7 @@ from agentkit.adapters.memory import (
     InMemoryTraceSink,
     SequentialIdGenerator,
 )
+from agentkit.adapters.memory.loop import memory_loop_deps
 from agentkit.adapters.tools.calculator import CalculatorLimits, make_calculator_tool
 from agentkit.adapters.tools.sql_readonly import QueryResult, format_table
 from agentkit.application.agent import AgentConfig, AgentLoop
@@ -38,13 +39,15 @@ def fake_sql(query: str) -> str:
 async def run(goal: str, tools: list[Tool[..., Any]]) -> tuple[Run, list[Step]]:
     clock, runs, trace = FixedClock(), InMemoryRunRepository(), InMemoryTraceSink()
     loop = AgentLoop(
-        llm=DemoLLMClient(),
-        tools=ToolRegistry(tools),
-        runs=runs,
-        trace=trace,
-        sessions=InMemorySessionStore(clock),
-        clock=clock,
-        config=AgentConfig(),
+        memory_loop_deps(
+            DemoLLMClient(),
+            ToolRegistry(tools),
+            runs=runs,
+            trace=trace,
+            sessions=InMemorySessionStore(clock),
+            clock=clock,
+            config=AgentConfig(),
+        )
     )
     create = CreateRun(runs=runs, clock=clock, ids=SequentialIdGenerator(), max_steps=10, max_goal_chars=1000)
     done = await RunAgent(create=create, loop=loop).execute(CreateRunInput(owner=OwnerId("o"), goal=goal))

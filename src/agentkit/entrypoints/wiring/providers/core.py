@@ -9,15 +9,18 @@ from agentkit.adapters.llm.factory import build_llm_client
 from agentkit.adapters.scheduling import Recovery
 from agentkit.adapters.system import SystemClock, UuidIdGenerator
 from agentkit.application.agent import AgentConfig, AgentLoop
-from agentkit.application.agent.prompts import PromptPolicy
+from agentkit.application.agent.deps import LoopDeps
+from agentkit.application.agent.lease import LeaseKeeper
 from agentkit.application.agents.catalog import AgentCatalog
 from agentkit.application.agents.queries import AgentTools, ListAgents
-from agentkit.application.observation import ObserverStepSink, RunObservers
+from agentkit.application.backoff import RetryPacing
+from agentkit.application.observation import RunObservers
+from agentkit.application.pipeline.pipeline import StepPipeline
+from agentkit.application.pipeline.policy import PromptPolicy
 from agentkit.application.ports.callback_url_guard import CallbackURLGuard
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.id_generator import IdGenerator
 from agentkit.application.ports.llm_client import LLMClient
-from agentkit.application.ports.price_table import PriceTable
 from agentkit.application.ports.prompt_reader import PromptReader
 from agentkit.application.ports.rate_limiter import RateLimiter
 from agentkit.application.ports.run_admission import RunAdmission
@@ -25,7 +28,6 @@ from agentkit.application.ports.run_event_log import RunEventLog
 from agentkit.application.ports.run_events import RunEvents
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.run_scheduler import RunScheduler
-from agentkit.application.ports.session_store import SessionStore
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
 from agentkit.application.runs.answer_run import AnswerRun
 from agentkit.application.runs.cancel_run import CancelRun
@@ -39,7 +41,6 @@ from agentkit.application.runs.run_agent import RunAgent
 from agentkit.application.runs.submit_run import SubmitRun
 from agentkit.application.runs.wait_for_run import WaitForRun
 from agentkit.application.sessions.manage import DeleteSession, GetSession
-from agentkit.application.tools.registry import ToolRegistry
 from agentkit.entrypoints.http.config import ApiConfig
 from agentkit.entrypoints.wiring.providers.agents import CheckedAgents, agent_names_of, names_in
 from agentkit.entrypoints.wiring.settings import Settings, metrics_address
@@ -104,39 +105,38 @@ class CoreProvider(Provider):
         return api_config_of(settings, names_in(agents.file))
 
     @provide(scope=Scope.APP)
-    def agent_loop(
-        self,
-        llm: LLMClient,
-        registry: ToolRegistry,
-        runs: RunRepository,
-        trace: TraceSink,
-        reader: TraceReader,
-        sessions: SessionStore,
-        clock: Clock,
-        config: AgentConfig,
-        observers: StepObservers,
-        agents: AgentCatalog,
-        run_observers: RunObservers,
-        prompt_policy: PromptPolicy,
-        prices: PriceTable | None,
-    ) -> AgentLoop:
-        """The agent loop with its observers (the CLI's live output, metrics and tracing), prompt policy and
-        prices; each run with its agent's model and tools."""
-        sinks = (*observers, ObserverStepSink(run_observers)) if run_observers.observers else observers
-        return AgentLoop(
-            llm=llm,
-            tools=registry,
-            runs=runs,
+    def leases(self, runs: RunRepository, clock: Clock, config: AgentConfig) -> LeaseKeeper:
+        """One lease keeper for every run this process executes."""
+        return LeaseKeeper(runs=runs, clock=clock, lease_s=config.lease_s)
+
+    @provide(scope=Scope.APP)
+    def pacing(self) -> RetryPacing:
+        """Retries of a run's writes through an outage: real sleeps, the default backoff."""
+        return RetryPacing()
+
+    @provide(scope=Scope.APP)
+    async def pipeline(
+        self, trace: TraceSink, policy: PromptPolicy, observers: StepObservers, run_observers: RunObservers
+    ) -> AsyncIterator[StepPipeline]:
+        """The step pipeline: the durable trace, the step observers (the CLI's live output) and the run observers
+        (the event log, webhooks, metrics, spans); it delivers what is queued on close, before they close."""
+        pipeline = StepPipeline(
             trace=trace,
-            reader=reader,
-            sessions=sessions,
-            clock=clock,
-            config=config,
-            observers=sinks,
-            agents=agents,
-            prompt_policy=prompt_policy,
-            prices=prices,
+            policy=policy,
+            step_observers=observers,
+            run_observers=run_observers if run_observers.observers else None,
         )
+        try:
+            yield pipeline
+        finally:
+            await pipeline.aclose()
+
+    loop_deps = provide(LoopDeps, scope=Scope.APP)
+
+    @provide(scope=Scope.APP)
+    def agent_loop(self, deps: LoopDeps, agents: AgentCatalog) -> AgentLoop:
+        """The agent loop; each run with its agent's model and tools."""
+        return AgentLoop(deps, agents=agents)
 
     @provide(scope=Scope.APP)
     def recovery(self, runs: RunRepository, clock: Clock, settings: Settings) -> Recovery:

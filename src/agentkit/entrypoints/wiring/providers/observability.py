@@ -13,9 +13,10 @@ from dishka import Provider, Scope, decorate, provide
 
 from agentkit.adapters.metrics import PrometheusMetrics
 from agentkit.adapters.pricing import GenAIPriceTable
-from agentkit.application.agent.prompts import PromptPolicy
 from agentkit.application.errors import ConfigurationError
 from agentkit.application.observation import ObservedRunRepository, RunEventFeed, RunObservers
+from agentkit.application.pipeline.pipeline import StepPipeline
+from agentkit.application.pipeline.policy import PromptPolicy
 from agentkit.application.ports.metrics_exporter import MetricsExporter
 from agentkit.application.ports.price_table import PriceTable
 from agentkit.application.ports.run_event_log import RunEventLog
@@ -126,6 +127,6 @@ class ObservabilityProvider(Provider):
         return RunObservers([RunEventFeed(log), *extra, *configured])
 
     @decorate
-    def observed_runs(self, runs: RunRepository, observers: RunObservers) -> RunRepository:
-        """The run repository, telling the observers (the event feed always among them) of every run it stores."""
-        return ObservedRunRepository(runs, observers)
+    def observed_runs(self, runs: RunRepository, pipeline: StepPipeline) -> RunRepository:
+        """The run repository, handing every run it stores to the run observers (when there are any)."""
+        return ObservedRunRepository(runs, pipeline) if pipeline.observes_runs else runs

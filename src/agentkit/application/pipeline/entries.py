@@ -1,0 +1,69 @@
+"""What a run hands the step pipeline: a step with what its LLM call sent, or a run as it was stored."""
+
+import contextvars
+
+from agentkit.domain.messages import Message
+from agentkit.domain.run import Run
+from agentkit.domain.steps import Step
+from agentkit.domain.tools import ToolSchema
+
+
+class TraceHealth:
+    """What the pipeline tells a run about its own steps once they were delivered.
+
+    Attributes:
+        gaps: Steps the durable trace refused: a run whose trace lacks a step cannot claim success.
+        redacted: A step was stored redacted: the run could not go on from its stored steps.
+    """
+
+    __slots__ = ("gaps", "redacted")
+
+    def __init__(self) -> None:
+        self.gaps = 0
+        self.redacted = False
+
+
+class SentPrompt:
+    """The part of an LLM call's prompt no earlier call of its run sent, as it was sent.
+
+    The writer turns it into the stored form (digests, redaction) in its batches: the run only
+    hands over references to messages it holds anyway.
+
+    Attributes:
+        first_seq: The conversation position (from 1) of `messages[0]`.
+        messages: The messages new to the run's trace.
+        tools: The tool set new to the run's trace, with its digest (None: already stored, or none).
+    """
+
+    __slots__ = ("first_seq", "messages", "tools")
+
+    def __init__(
+        self, first_seq: int, messages: tuple[Message, ...], tools: tuple[str, tuple[ToolSchema, ...]] | None
+    ) -> None:
+        self.first_seq = first_seq
+        self.messages = messages
+        self.tools = tools
+
+
+class StepEntry:
+    """A step as the loop made it (nothing redacted yet), with what its LLM call sent first."""
+
+    __slots__ = ("health", "sent", "step")
+
+    def __init__(self, step: Step, health: TraceHealth, sent: SentPrompt | None = None) -> None:
+        self.step = step
+        self.health = health
+        self.sent = sent
+
+
+class RunEntry:
+    """A run as it was stored, with the context of the code that stored it (a request's trace context)."""
+
+    __slots__ = ("context", "run")
+
+    def __init__(self, run: Run, context: contextvars.Context) -> None:
+        self.run = run
+        self.context = context
+
+
+Entry = StepEntry | RunEntry
