@@ -52,7 +52,7 @@ async def test_a_tool_past_its_limit_is_cancelled_and_says_so() -> None:
             raise
         return "never"
 
-    with pytest.raises(TimeLimitPassed, match="within 0.01 s"):
+    with pytest.raises(TimeLimitPassed, match=r"within 0\.01 s"):
         await call_within(hangs(), 0.01)
     assert seen == ["cancelled"]
 

@@ -9,7 +9,7 @@ the tool sees does not change: the same task, the same context, the same cancell
 
 import asyncio
 from collections.abc import Coroutine, Generator
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -39,7 +39,7 @@ async def call_within(coro: Coroutine[Any, Any, T], timeout_s: float) -> T:
         raise  # the tool's own timeout (a socket's, say), not ours
 
 
-class _Resumed:
+class _Resumed(Generic[T]):
     """Awaits a coroutine that has already taken its first step and is waiting on `waiting_on`.
 
     It passes what the coroutine waits on up to the task, and what the task sends or throws back
@@ -49,11 +49,11 @@ class _Resumed:
 
     __slots__ = ("_coro", "_waiting_on")
 
-    def __init__(self, coro: Coroutine[Any, Any, Any], waiting_on: Any) -> None:
+    def __init__(self, coro: Coroutine[Any, Any, T], waiting_on: Any) -> None:
         self._coro = coro
         self._waiting_on = waiting_on
 
-    def __await__(self) -> Generator[Any, Any, Any]:
+    def __await__(self) -> Generator[Any, Any, T]:
         coro, waiting_on = self._coro, self._waiting_on
         while True:
             try:
@@ -65,9 +65,9 @@ class _Resumed:
                 try:
                     waiting_on = coro.throw(exc)
                 except StopIteration as finished:
-                    return finished.value
+                    return finished.value  # type: ignore[no-any-return]
             else:
                 try:
                     waiting_on = coro.send(sent)
                 except StopIteration as finished:
-                    return finished.value
+                    return finished.value  # type: ignore[no-any-return]
