@@ -92,7 +92,7 @@ def test_a_bad_setting_is_reported_before_any_heavy_library_loads(
 
 def test_import_agentkit_is_light_and_the_tool_api_needs_no_framework() -> None:
     bare, _ = loaded_after("import agentkit")
-    tools, _ = loaded_after("from agentkit import tool, ToolContext, ToolError")
+    tools, _ = loaded_after("from agentkit import tool, ToolContext, ToolError, context_provider, extend")
 
     assert bare.isdisjoint(HEAVY), sorted(bare & set(HEAVY))
     assert "msgspec" not in bare
