@@ -149,7 +149,7 @@ def _shown_url(url: str) -> str:
     netloc = f"[{host}]" if ":" in host else host
     try:
         port = parts.port
-    except ValueError:  # not a number: the SDK will say so when it connects
+    except ValueError:  # not a number: check_openai refuses it, but from_config may be handed one directly
         port = None
     if port is not None:
         netloc = f"{netloc}:{port}"

@@ -14,8 +14,8 @@ def build_openai_client(config: LLMConfig) -> LLMClient:
     """The `openai` provider's factory (entry point `agentkit.llm_providers`: openai).
 
     Raises:
-        ConfigurationError: OPENAI_API_KEY is missing, or LLM_MODEL is missing for a compatible
-            server.
+        ConfigurationError: OPENAI_API_KEY is missing, LLM_BASE_URL is not an http(s) URL, or
+            LLM_MODEL is missing for a compatible server.
     """
     check_openai(config)
     from agentkit.adapters.llm.openai_client import OpenAILLMClient  # the SDK only when used
@@ -27,7 +27,7 @@ def build_gemini_client(config: LLMConfig) -> LLMClient:
     """The `gemini` provider's factory (entry point `agentkit.llm_providers`: gemini).
 
     Raises:
-        ConfigurationError: GEMINI_API_KEY is missing.
+        ConfigurationError: GEMINI_API_KEY is missing, or LLM_BASE_URL is not an http(s) URL.
     """
     check_gemini(config)
     from agentkit.adapters.llm.gemini_client import GeminiLLMClient  # the SDK only when used
