@@ -6,7 +6,7 @@ context provider that supplies its ActionContext.
 
 import hashlib
 
-from agentkit.application.tools import ToolContext, context_provider, extend, tool
+from agentkit import ToolContext, context_provider, extend, tool
 
 PAPERS_DATABASE_URL = "postgresql://papers@127.0.0.1:5432/papers"
 PAPERS_API_KEY = "papers-secret-key"

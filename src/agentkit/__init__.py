@@ -17,10 +17,21 @@ from agentkit._version import __version__
 
 if TYPE_CHECKING:
     from agentkit.agent import Agent, AgentResult
-    from agentkit.application.tools import Tool, ToolContext, ToolError, ToolRegistry, tool
+    from agentkit.application.tools import Tool, ToolContext, ToolError, ToolRegistry, context_provider, extend, tool
 
 
-__all__ = ["Agent", "AgentResult", "Tool", "ToolContext", "ToolError", "ToolRegistry", "__version__", "tool"]
+__all__ = [
+    "Agent",
+    "AgentResult",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "ToolRegistry",
+    "__version__",
+    "context_provider",
+    "extend",
+    "tool",
+]
 
 # Each name is imported when first asked for: `import agentkit` (and the `agentkit` command, which
 # lives in this package) costs next to nothing, `from agentkit import tool` loads the tool API only,
@@ -32,6 +43,8 @@ _HOMES = {
     "ToolContext": "agentkit.application.tools",
     "ToolError": "agentkit.application.tools",
     "ToolRegistry": "agentkit.application.tools",
+    "context_provider": "agentkit.application.tools",
+    "extend": "agentkit.application.tools",
     "tool": "agentkit.application.tools",
 }
 

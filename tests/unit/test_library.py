@@ -2,6 +2,7 @@
 
 import msgspec
 
+import agentkit
 from agentkit import Agent, ToolContext, tool
 from agentkit.adapters.llm.scripted import ScriptedLLMClient
 from agentkit.domain.ids import ToolCallId
@@ -90,3 +91,10 @@ async def test_an_agent_serves_a_tool_with_a_typed_hidden_context() -> None:
     tool_step = result.steps[1]
     assert isinstance(tool_step, ToolStep)
     assert tool_step.result.output.endswith(f"for run {result.run.id} with key #6907c4e8")
+
+
+def test_every_name_the_package_exports_can_be_imported_from_it() -> None:
+    missing = [name for name in agentkit.__all__ if not hasattr(agentkit, name)]
+
+    assert missing == []
+    assert {"context_provider", "extend"} <= set(agentkit.__all__)

@@ -18,13 +18,13 @@ def block_after(heading: str, language: str) -> str:
     return found.group(1)
 
 
-def test_the_python_snippet_runs_as_pasted_and_prints_only_its_own_output(tmp_path: Path) -> None:
+def run_as_pasted(tmp_path: Path, snippet: str) -> subprocess.CompletedProcess[str]:
+    """Run a README snippet saved as a file, from the repository's folder as from a clone."""
     script = tmp_path / "snippet.py"
-    script.write_text(block_after("## Use it from Python", "python"))
-
-    done = subprocess.run(  # noqa: S603 - this interpreter on the README's own code
+    script.write_text(snippet)
+    return subprocess.run(  # noqa: S603 - this interpreter on the README's own code
         [sys.executable, str(script)],
-        cwd=ROOT,  # the snippet reads examples/scripts/add.json, as from a clone
+        cwd=ROOT,  # the snippets read examples/scripts/*.json
         env={**os.environ, "AGENTKIT_ENV_FILE": os.devnull},
         capture_output=True,
         text=True,
@@ -32,9 +32,21 @@ def test_the_python_snippet_runs_as_pasted_and_prints_only_its_own_output(tmp_pa
         check=False,
     )
 
+
+def test_the_python_snippet_runs_as_pasted_and_prints_only_its_own_output(tmp_path: Path) -> None:
+    done = run_as_pasted(tmp_path, block_after("## Use it from Python", "python"))
+
     assert done.returncode == 0, done.stderr
     assert done.stdout == "2 + 3 = 5.\n1 LLMStep\n2 ToolStep\n3 LLMStep\n"
     assert done.stderr == ""  # quiet by default: no log lines on either stream
+
+
+def test_the_hidden_context_snippet_hands_the_tool_its_client_and_the_model_no_trace_of_it(tmp_path: Path) -> None:
+    done = run_as_pasted(tmp_path, block_after("### Hidden context", "python"))
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "['order_id']\n['order 42: shipped']\nOrder 42 has shipped.\n"
+    assert done.stderr == ""
 
 
 def test_the_quickstart_keeps_the_run_id_the_server_answers(tmp_path: Path) -> None:

@@ -74,6 +74,11 @@ def test_help_loads_none_of_the_heavy_libraries() -> None:
         (["run", "hi"], {"LLM_PROVIDER": "openai", "OPENAI_API_KEY": ""}, "OPENAI_API_KEY is not set"),
         (["serve"], {"LLM_PROVIDER": "gemini", "GEMINI_API_KEY": ""}, "GEMINI_API_KEY is not set"),
         (["worker"], {"LLM_PROVIDER": "openai", "OPENAI_API_KEY": ""}, "OPENAI_API_KEY is not set"),
+        (
+            ["run", "hi"],
+            {"LLM_PROVIDER": "openai", "OPENAI_API_KEY": "k", "LLM_BASE_URL": "localhost:11434/v1"},
+            "LLM_BASE_URL: expected an http:// or https:// URL",
+        ),
         (["run", "hi"], {"MAX_STEPS": "many"}, "MAX_STEPS: Expected `int`, got `str`"),
         (["serve"], {"PORT": "0"}, "PORT: Expected `int` >= 1"),
         (["serve"], {"AGENTKIT_TOOL_MODULES": "no_such_module_x"}, "AGENTKIT_TOOL_MODULES: cannot import"),
@@ -92,7 +97,7 @@ def test_a_bad_setting_is_reported_before_any_heavy_library_loads(
 
 def test_import_agentkit_is_light_and_the_tool_api_needs_no_framework() -> None:
     bare, _ = loaded_after("import agentkit")
-    tools, _ = loaded_after("from agentkit import tool, ToolContext, ToolError")
+    tools, _ = loaded_after("from agentkit import tool, ToolContext, ToolError, context_provider, extend")
 
     assert bare.isdisjoint(HEAVY), sorted(bare & set(HEAVY))
     assert "msgspec" not in bare

@@ -29,7 +29,10 @@ async def test_a_provided_context_reaches_the_tool_and_stays_out_of_its_schema()
 
 
 def test_a_tool_whose_context_nobody_provides_is_refused_at_registration() -> None:
-    with pytest.raises(ToolRegistrationError, match="asks for ActionContext, which this runtime cannot supply"):
+    with pytest.raises(
+        ToolRegistrationError,
+        match="asks for ActionContext, which this runtime cannot supply; register a context provider for it",
+    ):
         ToolRegistry([save_paper])
 
 

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import msgspec
 import pytest
 
-from agentkit.application.tools import ToolContext, ToolError, ToolRegistry, tool
+from agentkit.application.tools import ToolContext, ToolError, ToolRegistry, context_provider, tool
 from agentkit.domain.ids import OwnerId, RunId, SessionId, ToolCallId
 from agentkit.domain.messages import ToolCall
 from agentkit.domain.tools import ToolResult
@@ -324,40 +324,42 @@ async def test_optional_context_is_injected_too() -> None:
     assert (await execute(ToolRegistry([whoami]), "whoami")).output == "owner-1"
 
 
+@context_provider
 def _app_context(base: ToolContext) -> AppContext:
-    return AppContext(run_id=base.run_id, owner=base.owner, greeting="Hello from the factory")
+    return AppContext(run_id=base.run_id, owner=base.owner, greeting="Hello from the provider")
 
 
+@context_provider
 def _loud_context(base: ToolContext) -> LoudContext:
     return LoudContext(run_id=base.run_id, owner=base.owner, greeting="HELLO")
 
 
-async def test_a_context_subclass_comes_from_its_factory() -> None:
+async def test_a_context_subclass_comes_from_its_provider() -> None:
     @tool
     def greet(ctx: AppContext) -> str:
         return f"{ctx.greeting}, {ctx.owner}"
 
-    result = await execute(ToolRegistry([greet], context_factories={AppContext: _app_context}), "greet")
-    assert result.output == "Hello from the factory, owner-1"
+    result = await execute(ToolRegistry([greet], context_providers=[_app_context]), "greet")
+    assert result.output == "Hello from the provider, owner-1"
 
 
-async def test_a_factory_for_a_narrower_context_serves_tools_asking_for_its_base() -> None:
+async def test_a_provider_of_a_narrower_context_serves_tools_asking_for_its_base() -> None:
     @tool
     def greet(ctx: AppContext) -> str:
         return type(ctx).__name__
 
-    result = await execute(ToolRegistry([greet], context_factories={LoudContext: _loud_context}), "greet")
+    result = await execute(ToolRegistry([greet], context_providers=[_loud_context]), "greet")
     assert result.output == "LoudContext"
 
 
-async def test_a_copy_with_more_tools_keeps_the_context_factories() -> None:
+async def test_a_copy_with_more_tools_keeps_the_context_providers() -> None:
     @tool
     def greet(ctx: AppContext) -> str:
         return ctx.greeting
 
-    base = ToolRegistry(context_factories={AppContext: _app_context})
+    base = ToolRegistry(context_providers=[_app_context])
     extended = base.with_tools([greet])
-    assert (await execute(extended, "greet")).output == "Hello from the factory"
+    assert (await execute(extended, "greet")).output == "Hello from the provider"
 
 
 async def test_a_timeout_raised_by_the_tool_itself_is_not_reported_as_ours() -> None:

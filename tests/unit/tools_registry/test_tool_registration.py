@@ -7,7 +7,7 @@ import msgspec
 import pytest
 
 from agentkit.application.errors import ToolRegistrationError
-from agentkit.application.tools import ToolContext, ToolRegistry, tool
+from agentkit.application.tools import ToolContext, ToolRegistry, context_provider, extend, tool
 
 
 class Node(msgspec.Struct):
@@ -92,7 +92,7 @@ def test_a_plain_function_is_refused() -> None:
         ToolRegistry().register(plain)
 
 
-def test_context_type_without_a_factory_is_refused() -> None:
+def test_context_type_without_a_provider_is_refused() -> None:
     @tool
     def greet(ctx: AppContext) -> str:
         return ctx.greeting
@@ -101,14 +101,16 @@ def test_context_type_without_a_factory_is_refused() -> None:
         ToolRegistry([greet])
 
 
-def test_context_type_with_a_factory_is_accepted() -> None:
+def test_context_type_with_a_provider_is_accepted() -> None:
     @tool
     def greet(ctx: AppContext) -> str:
         return ctx.greeting
 
-    registry = ToolRegistry(
-        [greet], context_factories={AppContext: lambda c: AppContext(run_id=c.run_id, owner=c.owner, greeting="hi")}
-    )
+    @context_provider
+    def app_context(base: ToolContext) -> AppContext:
+        return extend(base, AppContext, greeting="hi")
+
+    registry = ToolRegistry([greet], context_providers=[app_context])
     assert registry.names() == ["greet"]
 
 

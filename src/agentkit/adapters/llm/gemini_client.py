@@ -17,7 +17,6 @@ from google.genai import errors, types
 from agentkit.adapters.llm.config import LLMConfig
 from agentkit.adapters.llm.errors import ProviderUnavailable, retry_after_s, shorten
 from agentkit.adapters.llm.gemini_translate import from_gemini_response, to_gemini_contents, to_gemini_tools
-from agentkit.adapters.llm.sdk_providers import check_gemini_config
 from agentkit.application.errors import LLMError, LLMRequestError
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.domain.messages import LLMResponse, Message
@@ -60,15 +59,12 @@ class GeminiLLMClient(LLMClient):
         """The client the LLM_* variables describe.
 
         Args:
-            config: Reads LLM_MODEL, LLM_BASE_URL, GEMINI_API_KEY, LLM_TEMPERATURE,
-                LLM_MAX_TOKENS and LLM_REQUEST_TIMEOUT_S.
+            config: Settings `provider_checks.check_gemini` accepted (the `gemini` provider's
+                factory checks them first). Reads LLM_MODEL, LLM_BASE_URL, GEMINI_API_KEY,
+                LLM_TEMPERATURE, LLM_MAX_TOKENS and LLM_REQUEST_TIMEOUT_S.
             http_client: An httpx client to send requests through (tests pass one with a
                 `MockTransport`); by default the adapter makes one. `aclose` closes it either way.
-
-        Raises:
-            ConfigurationError: GEMINI_API_KEY is missing.
         """
-        check_gemini_config(config)
         http_client = http_client or httpx.AsyncClient()
         options = types.HttpOptions(
             base_url=config.llm_base_url,

@@ -19,7 +19,6 @@ from agentkit.adapters.llm.openai_translate import (
     to_openai_messages,
     to_openai_tools,
 )
-from agentkit.adapters.llm.sdk_providers import check_openai_config
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.domain.messages import LLMResponse, Message
 from agentkit.domain.tools import ToolSchema
@@ -72,16 +71,13 @@ class OpenAILLMClient(LLMClient):
         """The client the LLM_* variables describe.
 
         Args:
-            config: Reads LLM_MODEL, LLM_BASE_URL, OPENAI_API_KEY, LLM_TEMPERATURE, LLM_MAX_TOKENS,
-                LLM_REQUEST_TIMEOUT_S, LLM_TOOL_CALL_CONTENT and LLM_TEXT_TOOL_CALLS.
+            config: Settings `provider_checks.check_openai` accepted (the `openai` provider's
+                factory checks them first). Reads LLM_MODEL, LLM_BASE_URL, OPENAI_API_KEY,
+                LLM_TEMPERATURE, LLM_MAX_TOKENS, LLM_REQUEST_TIMEOUT_S, LLM_TOOL_CALL_CONTENT and
+                LLM_TEXT_TOOL_CALLS.
             http_client: An httpx client to send requests through (tests pass one with a
                 `MockTransport`); by default the SDK makes its own.
-
-        Raises:
-            ConfigurationError: OPENAI_API_KEY is missing, or LLM_MODEL is missing for a
-                compatible server (its model names cannot be guessed).
         """
-        check_openai_config(config)
         base_url = config.llm_base_url
         sdk = openai.AsyncOpenAI(
             api_key=config.openai_api_key,
@@ -153,7 +149,7 @@ def _shown_url(url: str) -> str:
     netloc = f"[{host}]" if ":" in host else host
     try:
         port = parts.port
-    except ValueError:  # not a number: the SDK will say so when it connects
+    except ValueError:  # not a number: check_openai refuses it, but from_config may be handed one directly
         port = None
     if port is not None:
         netloc = f"{netloc}:{port}"

@@ -3,7 +3,7 @@
 import asyncio
 import copy
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 import msgspec
@@ -16,7 +16,7 @@ from agentkit.application.tools.within import TimeLimitPassed, call_within
 from agentkit.domain.messages import ToolCall
 from agentkit.domain.tools import ToolResult, ToolSchema
 
-ContextFactory = Callable[[ToolContext], ToolContext]
+BuildContext = Callable[[ToolContext], ToolContext]
 AnyTool = Tool[..., Any]
 
 
@@ -32,9 +32,9 @@ class ToolRegistry:
         tools: Tools to register now.
         default_timeout_s: The limit for tools that set none (TOOL_TIMEOUT_S).
         output_max_chars: Longer output is truncated (TOOL_OUTPUT_MAX_CHARS).
-        context_factories: How to build each ToolContext subclass from the base context; a tool
-            asking for a context type that no factory supplies is refused at registration.
-        context_providers: `@context_provider` functions, each the factory of the type it supplies.
+        context_providers: `@context_provider` functions, each building the ToolContext subclass it
+            supplies from the base context; a tool asking for a context type that no provider
+            supplies is refused at registration.
     """
 
     def __init__(
@@ -43,19 +43,17 @@ class ToolRegistry:
         *,
         default_timeout_s: float = 30.0,
         output_max_chars: int = 8000,
-        context_factories: Mapping[type[ToolContext], ContextFactory] | None = None,
         context_providers: Iterable[ContextProvider[Any]] = (),
     ) -> None:
         self._tools: dict[str, AnyTool] = {}
         self._schemas: tuple[ToolSchema, ...] = ()
         self._default_timeout_s = default_timeout_s
         self._output_max_chars = output_max_chars
-        self._factories: dict[type[ToolContext], ContextFactory] = {ToolContext: _same_context}
-        self._factories.update(context_factories or {})
+        self._providers: dict[type[ToolContext], ContextProvider[Any]] = {}
         for provider in context_providers:
-            if provider.supplies in self._factories:
+            if provider.supplies in self._providers:
                 raise ToolRegistrationError(f"two context providers supply {provider.supplies.__name__}")
-            self._factories[provider.supplies] = provider
+            self._providers[provider.supplies] = provider
         for item in tools:
             self.register(item)
 
@@ -69,10 +67,10 @@ class ToolRegistry:
             raise ToolRegistrationError(f"{item!r} is not a tool; decorate it with @tool")
         if item.name in self._tools:
             raise ToolRegistrationError(f"a tool named {item.name!r} is already registered")
-        if item.context_type is not None and self._factory_for(item.context_type) is None:
+        if item.context_type is not None and self._provider_for(item.context_type) is None:
             raise ToolRegistrationError(
                 f"tool {item.name!r} asks for {item.context_type.__name__}, which this runtime cannot supply; "
-                "register a context factory for it"
+                "register a context provider for it (a @context_provider function returning it)"
             )
         self._tools[item.name] = item
         self._schemas = (*self._schemas, item.schema)
@@ -83,7 +81,7 @@ class ToolRegistry:
             self._tools.values(),
             default_timeout_s=self._default_timeout_s,
             output_max_chars=self._output_max_chars,
-            context_factories=self._factories,
+            context_providers=self._providers.values(),
         )
         for item in extra:
             copy.register(item)
@@ -96,7 +94,7 @@ class ToolRegistry:
         extra: Iterable[AnyTool] = (),
         terminal: Collection[str] | None = None,
     ) -> "ToolRegistry":
-        """A registry of some of these tools (an agent's), with the same limits and context factories.
+        """A registry of some of these tools (an agent's), with the same limits and context providers.
 
         Args:
             names: The tools to keep, by name, in this order (None: all of them).
@@ -120,7 +118,7 @@ class ToolRegistry:
             chosen,
             default_timeout_s=self._default_timeout_s,
             output_max_chars=self._output_max_chars,
-            context_factories=self._factories,
+            context_providers=self._providers.values(),
         )
 
     def get(self, name: str) -> AnyTool | None:
@@ -166,8 +164,8 @@ class ToolRegistry:
         kwargs = {name: getattr(args, name) for name in item.param_names}
         if item.context_param is not None and item.context_type is not None:
             context = for_call(context, call.id)
-            factory = self._factory_for(item.context_type)
-            kwargs[item.context_param] = factory(context) if factory is not None else context
+            provider = self._provider_for(item.context_type)
+            kwargs[item.context_param] = provider(context) if provider is not None else context
         timeout = item.timeout_s or self._default_timeout_s
         try:
             if item.is_async:
@@ -200,11 +198,14 @@ class ToolRegistry:
         latency_ms = (time.perf_counter() - started) * 1000
         return ToolResult(ok=True, output=output, truncated=truncated, latency_ms=latency_ms, value=value)
 
-    def _factory_for(self, wanted: type[ToolContext]) -> ContextFactory | None:
-        factory = self._factories.get(wanted)
-        if factory is not None:
-            return factory
-        for supplied, candidate in self._factories.items():
+    def _provider_for(self, wanted: type[ToolContext]) -> BuildContext | None:
+        """What builds a `wanted` context: its provider, else one of a narrower type (it is a `wanted` too)."""
+        if wanted is ToolContext:
+            return _same_context
+        provider = self._providers.get(wanted)
+        if provider is not None:
+            return provider
+        for supplied, candidate in self._providers.items():
             if issubclass(supplied, wanted):
                 return candidate
         return None

@@ -151,6 +151,27 @@ def test_a_missing_setting_stops_start_up_naming_the_variable(values: dict[str, 
         build_llm_client(env(**values))
 
 
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "localhost:11434/v1",  # no scheme
+        "ftp://127.0.0.1/v1",
+        "http:///v1",  # no host
+        "http://gateway:sekret@127.0.0.1:port/v1",  # a port that is not a number
+    ],
+)
+def test_a_base_url_that_is_not_http_stops_start_up_without_repeating_it(provider: str, base_url: str) -> None:
+    config = env(llm_provider=provider, llm_base_url=base_url, llm_model="m", **{f"{provider}_api_key": "k"})
+
+    with pytest.raises(ConfigurationError) as raised:
+        build_llm_client(config)
+    # one line naming the variable, and never the value: a gateway's key may sit in it
+    assert str(raised.value) == (
+        "LLM_BASE_URL: expected an http:// or https:// URL with a host, such as http://127.0.0.1:11434/v1"
+    )
+
+
 async def test_switching_llm_provider_switches_the_adapter_with_no_code_change() -> None:
     openai = build_llm_client(env(llm_provider="openai", openai_api_key="k", llm_model="gpt-4.1"))
     gemini = build_llm_client(env(llm_provider="GEMINI", gemini_api_key="k"))
