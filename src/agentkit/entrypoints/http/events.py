@@ -9,7 +9,8 @@ from litestar.response.sse import ServerSentEventMessage
 
 from agentkit.application.ports.run_event_log import EVENT_ID_PATTERN, StatusEvent
 from agentkit.application.runs.follow_run import RunFollower
-from agentkit.entrypoints.http.dto import RunView, StepView, run_view, step_view
+from agentkit.entrypoints.http.dto.runs import RunView, run_view
+from agentkit.entrypoints.http.dto.steps import StepView, step_view
 
 # The stream ids of Redis (`<ms>-<seq>`), or nothing: what Last-Event-ID and `?after=` accept.
 OPTIONAL_EVENT_ID_PATTERN: Final = rf"^({EVENT_ID_PATTERN})?$"

@@ -31,18 +31,11 @@ from agentkit.domain.run import Run, RunStatus
 from agentkit.domain.tools import ToolSchema
 from agentkit.entrypoints.http.body import MAX_JSON_DEPTH, RunCreateDTO, check_body, check_json_body
 from agentkit.entrypoints.http.config import ApiConfig
-from agentkit.entrypoints.http.dto import (
-    ApprovalCreate,
-    RunCreate,
-    RunListView,
-    RunView,
-    StatusText,
-    ToolOutputCreate,
-    TraceView,
-    run_create_type,
-    run_view,
-    trace_view,
-)
+from agentkit.entrypoints.http.dto.answers import ApprovalCreate, ToolOutputCreate
+from agentkit.entrypoints.http.dto.fields import StatusText
+from agentkit.entrypoints.http.dto.run_create import RunCreate, run_create_type
+from agentkit.entrypoints.http.dto.runs import RunListView, RunView, run_view
+from agentkit.entrypoints.http.dto.trace import TraceView, trace_view
 from agentkit.entrypoints.http.events import OPTIONAL_EVENT_ID_PATTERN, RunEventDoc, event_stream
 from agentkit.entrypoints.http.options import options_for
 from agentkit.entrypoints.http.problems import problem_responses
