@@ -32,11 +32,12 @@ from agentkit.domain.tools import ToolSchema
 from agentkit.entrypoints.http.body import MAX_JSON_DEPTH, RunCreateDTO, check_body, check_json_body
 from agentkit.entrypoints.http.config import ApiConfig
 from agentkit.entrypoints.http.dto.answers import ApprovalCreate, ToolOutputCreate
+from agentkit.entrypoints.http.dto.events import RunEventDoc
 from agentkit.entrypoints.http.dto.fields import StatusText
 from agentkit.entrypoints.http.dto.run_create import RunCreate, run_create_type
 from agentkit.entrypoints.http.dto.runs import RunListView, RunView, run_view
 from agentkit.entrypoints.http.dto.trace import TraceView, trace_view
-from agentkit.entrypoints.http.events import OPTIONAL_EVENT_ID_PATTERN, RunEventDoc, event_stream
+from agentkit.entrypoints.http.events import OPTIONAL_EVENT_ID_PATTERN, event_stream
 from agentkit.entrypoints.http.options import options_for
 from agentkit.entrypoints.http.problems import problem_responses
 from agentkit.entrypoints.http.responses import waited_response
@@ -303,7 +304,11 @@ class RunsController(Controller):
         responses={
             200: ResponseSpec(
                 cast(Any, RunEventDoc),  # a union of Structs: Litestar documents it as oneOf
-                description="The events, as `text/event-stream` (each shown here as its id, type and data)",
+                description=(
+                    "The events, as `text/event-stream`. The schema is that of one event, its fields as an SSE "
+                    "parser reads them: `id`, `event` (`status` or `step`) and `data`, one line of JSON text (the "
+                    "run, or the step). Keep-alive comments carry no event."
+                ),
                 media_type="text/event-stream",
                 generate_examples=False,
             ),
