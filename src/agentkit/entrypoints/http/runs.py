@@ -52,7 +52,10 @@ IdempotencyKey = Annotated[
         max_length=255,
         # visible ASCII, spaces only inside: what survives an HTTP header unchanged
         pattern=r"^[!-~]([ -~]*[!-~])?$",
-        description="Makes retries safe: the same key and body return the first run (1 to 255 visible ASCII).",
+        description=(
+            "Makes retries safe: the same key and body return the first run; the same key with another body is a "
+            "422 (`idempotency_key_reused`). 1 to 255 visible ASCII characters, scoped to the API key."
+        ),
     ),
 ]
 Prefer = Annotated[str | None, HeaderParameter(name="Prefer", description="`respond-async` answers 202 at once.")]
@@ -163,7 +166,7 @@ class RunsController(Controller):
         ),
         responses={
             202: ResponseSpec(RunView, description="Accepted and still running: poll `Location`"),
-            **problem_responses(400, 401, 409, 413, 415, 422, 429, 503),
+            **problem_responses(400, 401, 409, 413, 415, 422, 429, 503, idempotency_key=True),
         },
     )
     @inject
