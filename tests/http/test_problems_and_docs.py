@@ -165,3 +165,32 @@ async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) 
     scheme = document["components"]["securitySchemes"]["ApiKey"]
     assert scheme == {"type": "apiKey", "name": "X-API-Key", "in": "header"}
     assert docs_page.status_code == 200
+
+
+async def test_the_idempotency_key_answers_are_documented_where_the_header_is_taken_and_only_there(
+    api_factory: ApiFactory,
+) -> None:
+    api = await api_factory([])
+
+    document = (await api.get("/docs/openapi.json")).json()
+
+    operations = [
+        (f"{method.upper()} {path}", op) for path, item in document["paths"].items() for method, op in item.items()
+    ]
+    takes_key = {name for name, op in operations if "Idempotency-Key" in {p["name"] for p in op.get("parameters", [])}}
+    says_422 = {
+        name
+        for name, op in operations
+        if "idempotency_key_reused" in op["responses"].get("422", {}).get("description", "")
+    }
+    says_409 = {
+        name
+        for name, op in operations
+        if "idempotency_conflict" in op["responses"].get("409", {}).get("description", "")
+    }
+    assert takes_key == {"POST /v1/runs"}
+    # draft-ietf-httpapi-idempotency-key-header: another payload with the key is a 422, one in progress a 409
+    assert says_422 == takes_key
+    assert says_409 == takes_key
+    create = document["paths"]["/v1/runs"]["post"]
+    assert "application/problem+json" in create["responses"]["422"]["content"]

@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
+import schemathesis
 from dishka import Provider, Scope, provide
 from redis.asyncio import Redis
 
@@ -271,3 +272,37 @@ async def test_a_paused_run_streams_its_wait_then_goes_on_once_approved(
     # running twice after the wait: answered (back to running), then claimed by an executor (a new attempt)
     assert statuses == ["pending", "running", "requires_action", "running", "running", "succeeded"]
     assert [e.data["kind"] for e in seen if e.event == "step"] == ["llm", "tool", "llm"]
+
+
+async def test_every_event_sent_validates_against_the_documented_event_schema(
+    api_factory: ApiFactory, client_of: ClientOf
+) -> None:
+    # a paused run: statuses with and without a required action, LLM and tool steps, keep-alives while it waits
+    api = await api_factory([calls("add", "c1", a=2, b=3), answer("5")], sse_keepalive_s=0.05)
+    client = await client_of(api)
+    document = (await api.get("/docs/openapi.json")).json()
+    operation = schemathesis.openapi.from_dict(document)["/v1/runs/{run_id}/events"]["GET"]
+    body = {"goal": "add, with approval", "approval_required": ["add"]}
+    run_id = (await api.post("/v1/runs", json=body, headers=headers(**ASYNC))).json()["id"]
+
+    lines: list[str] = []
+    async with client.stream("GET", f"/v1/runs/{run_id}/events") as stream:
+        async for line in stream.aiter_lines():
+            lines.append(line)
+            if line.startswith(":") and any("requires_action" in seen for seen in lines):
+                await approve_waiting_call(api, run_id)  # a keep-alive came while the run waited
+    sent = httpx.Response(200, headers=stream.headers, content="\n".join(lines).encode(), request=stream.request)
+    sent.elapsed = stream.elapsed
+
+    assert {"event: status", "event: step", ": keep-alive"} <= set(lines)
+    assert '"status":"succeeded"' in lines[-2]
+    operation.validate_response(sent)  # schemathesis' SSE check: raises naming the event that does not fit
+
+
+async def approve_waiting_call(api: ApiClient, run_id: str) -> None:
+    """Approve the run's waiting call, if it still waits."""
+    run = (await api.get(f"/v1/runs/{run_id}", headers=headers())).json()
+    if run["status"] == "requires_action":
+        waiting = run["required_action"]["calls"][0]
+        answer = {"call_id": waiting["call_id"], "digest": waiting["digest"], "decision": "approve"}
+        assert (await api.post(f"/v1/runs/{run_id}/approvals", json=answer, headers=headers())).status_code == 200

@@ -10,7 +10,8 @@ from agentkit.adapters.llm.scripted import ScriptedLLMClient
 from agentkit.application.tools import tool
 from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import LLMResponse, Message, ToolCall, Usage
-from agentkit.entrypoints.http.dto import message_view, tool_view
+from agentkit.entrypoints.http.dto.messages import message_view
+from agentkit.entrypoints.http.dto.tools import tool_view
 from tests.http_fixtures import KEY_A, KEY_B, ApiFactory, headers, session_name
 
 

@@ -202,6 +202,32 @@ async def test_an_idempotent_retry_returns_the_same_run_without_a_second_llm_cal
     assert other_key.json()["id"] != first.json()["id"]
 
 
+async def test_a_reused_idempotency_key_with_another_body_is_a_422_problem_and_the_first_run_goes_on(
+    api_factory: ApiFactory,
+) -> None:
+    gate = Gate()
+    api = await api_factory([calls("wait_for_gate"), answer("paid")], tools=[gate_tool(gate)])
+    key = {"Idempotency-Key": "order-7"}
+
+    first = await api.post("/v1/runs", json={"goal": "pay"}, headers=headers(**key, Prefer="respond-async"))
+    await asyncio.wait_for(gate.entered.wait(), 30)  # the first run is still going
+    other = await api.post("/v1/runs", json={"goal": "pay twice"}, headers=headers(**key))
+    gate.opened.set()
+    again = await api.post("/v1/runs", json={"goal": "pay"}, headers=headers(**key))
+    listed = (await api.get("/v1/runs", headers=headers())).json()["runs"]
+
+    assert first.status_code == 202
+    assert other.status_code == 422
+    assert other.headers["content-type"] == "application/problem+json"
+    problem = other.json()
+    assert (problem["status"], problem["code"]) == (422, "idempotency_key_reused")
+    assert problem["type"].endswith("/idempotency-key-reused")
+    assert again.status_code == 201
+    assert again.headers["idempotent-replayed"] == "true"
+    assert (again.json()["id"], again.json()["answer"]) == (first.json()["id"], "paid")
+    assert [run["goal"] for run in listed] == ["pay"]
+
+
 async def test_concurrent_requests_with_one_idempotency_key_make_one_run(api_factory: ApiFactory) -> None:
     api = await api_factory([answer("once")] * 10)
     key = headers(**{"Idempotency-Key": "same-key"}, Prefer="respond-async")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from agentkit.domain.errors import InvalidGoal
 from agentkit.domain.run import RunStatus, validate_goal
 from agentkit.entrypoints.http.body import body_validation_error, nesting_exceeds
-from agentkit.entrypoints.http.dto import GOAL_PATTERN, WHITESPACE, StatusText
+from agentkit.entrypoints.http.dto.fields import GOAL_PATTERN, WHITESPACE, StatusText
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(alphabet='[]{}"\\ab', max_size=6),

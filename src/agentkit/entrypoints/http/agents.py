@@ -13,10 +13,11 @@ from agentkit.application.agents.profile import AGENT_NAME_PATTERN
 from agentkit.application.agents.queries import AgentTools, ListAgents
 from agentkit.application.runs.chat import ChatInput, ChatTurn
 from agentkit.domain.ids import OwnerId, SessionId
-from agentkit.entrypoints.http.agent_dto import AgentView, ChatView, agent_view, chat_create_type, chat_view
 from agentkit.entrypoints.http.body import check_json_body
 from agentkit.entrypoints.http.config import ApiConfig
-from agentkit.entrypoints.http.dto import ToolView, tool_view
+from agentkit.entrypoints.http.dto.agents import AgentView, agent_view
+from agentkit.entrypoints.http.dto.chat import ChatView, chat_create_type, chat_view
+from agentkit.entrypoints.http.dto.tools import ToolView, tool_view
 from agentkit.entrypoints.http.problems import problem_responses
 from agentkit.entrypoints.http.responses import waited_response
 

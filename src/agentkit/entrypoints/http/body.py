@@ -28,7 +28,7 @@ from litestar.dto import AbstractDTO, DTOConfig, DTOFieldDefinition
 from litestar.openapi.spec import OpenAPIType, Reference, Schema
 from litestar.typing import FieldDefinition
 
-from agentkit.entrypoints.http.dto import RunCreate
+from agentkit.entrypoints.http.dto.run_create import RunCreate
 from agentkit.entrypoints.http.problems import RequestRejected
 from agentkit.entrypoints.http.schema_doc import output_schema_reference
 

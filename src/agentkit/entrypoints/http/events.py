@@ -9,32 +9,13 @@ from litestar.response.sse import ServerSentEventMessage
 
 from agentkit.application.ports.run_event_log import EVENT_ID_PATTERN, StatusEvent
 from agentkit.application.runs.follow_run import RunFollower
-from agentkit.entrypoints.http.dto import RunView, StepView, run_view, step_view
+from agentkit.entrypoints.http.dto.runs import run_view
+from agentkit.entrypoints.http.dto.steps import step_view
 
 # The stream ids of Redis (`<ms>-<seq>`), or nothing: what Last-Event-ID and `?after=` accept.
 OPTIONAL_EVENT_ID_PATTERN: Final = rf"^({EVENT_ID_PATTERN})?$"
 KEEP_ALIVE: Final = "keep-alive"
 _encoder = msgspec.json.Encoder()
-
-
-class StatusEventDoc(msgspec.Struct, kw_only=True, tag_field="event", tag="status"):
-    """`event: status`: the run as `GET /v1/runs/{id}` shows it, when its status (or attempt, or cancel
-    request) changed; the last event of a stream is the terminal one."""
-
-    id: str
-    data: RunView
-
-
-class StepEventDoc(msgspec.Struct, kw_only=True, tag_field="event", tag="step"):
-    """`event: step`: a step as the trace shows it, when it was recorded."""
-
-    id: str
-    data: StepView
-
-
-# How the OpenAPI document shows an event. On the wire each is `id: <event id>`, `event: status|step`
-# and one `data:` line of JSON; comments (`: keep-alive`) come when nothing happened for SSE_KEEPALIVE_S.
-RunEventDoc = StatusEventDoc | StepEventDoc
 
 
 async def sse_messages(follower: RunFollower) -> AsyncIterator[ServerSentEventMessage]:

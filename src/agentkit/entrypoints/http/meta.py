@@ -6,7 +6,7 @@ from litestar.openapi.datastructures import ResponseSpec
 
 from agentkit.application.health import CheckHealth
 from agentkit.application.ports.metrics_exporter import MetricsExporter
-from agentkit.entrypoints.http.dto import HealthView
+from agentkit.entrypoints.http.dto.health import HealthView
 from agentkit.entrypoints.http.problems import problem_responses
 
 

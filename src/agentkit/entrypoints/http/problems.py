@@ -228,9 +228,8 @@ _DESCRIPTIONS = {
     401: "Missing or unknown API key",
     404: "No such run, session or page (a cursor this API did not give) for this API key",
     409: (
-        "The run's state does not allow it (`run_conflict`), an answer does not fit the call it names "
-        "(`digest_mismatch`, `unknown_call`, `already_answered`, `wrong_answer`), or the same "
-        "Idempotency-Key is still being accepted"
+        "The run's state does not allow it (`run_conflict`), or an answer does not fit the call it names "
+        "(`digest_mismatch`, `unknown_call`, `already_answered`, `wrong_answer`)"
     ),
     413: "Request body larger than MAX_BODY_BYTES",
     415: "The body is not application/json",
@@ -239,9 +238,7 @@ _DESCRIPTIONS = {
         "`invalid_goal` or `invalid_output_schema`), names an agent that is not configured (`code` is "
         "`unknown_agent`), a callback_url is refused (`code` is `invalid_callback_url`: not http(s), too long, or its "
         "host is or resolves to a private, loopback, link-local or metadata address; `webhooks_not_configured`: the "
-        "server has no WEBHOOK_SECRET), the Idempotency-Key was used before with a different body "
-        "(`code` is `idempotency_key_reused`), or a listing's time filter has no time zone "
-        "(`code` is `invalid_listing`)"
+        "server has no WEBHOOK_SECRET), or a listing's time filter has no time zone (`code` is `invalid_listing`)"
     ),
     429: "Rate limit reached, or too many failed API keys from this address; see Retry-After",
     503: (
@@ -251,16 +248,38 @@ _DESCRIPTIONS = {
 }
 
 
-def problem_responses(*statuses: int) -> dict[int, ResponseSpec]:
+# What a route that takes an Idempotency-Key can answer besides, as draft-ietf-httpapi-idempotency-key-header
+# asks: 422 for the key reused with another payload, 409 while the first request is still being accepted.
+_IDEMPOTENCY_KEY_DESCRIPTIONS = {
+    409: (
+        "; or a request with the same Idempotency-Key is still being accepted (`code` is `idempotency_conflict`): "
+        "retry it"
+    ),
+    422: (
+        "; or the Idempotency-Key was used before with a different body (`code` is `idempotency_key_reused`): "
+        "a key names one request, and the same key with the same body returns the first run"
+    ),
+}
+
+
+def problem_responses(*statuses: int, idempotency_key: bool = False) -> dict[int, ResponseSpec]:
     """OpenAPI entries for the problem-details answers a route can give.
 
     A route behind the API-key guard (401) can also be throttled by it (429).
+
+    Args:
+        statuses: The problem statuses the route answers.
+        idempotency_key: The route takes an Idempotency-Key: its 409 and 422 say what the key adds.
     """
     if 401 in statuses and 429 not in statuses:
         statuses = (*statuses, 429)
     return {
         status: ResponseSpec(
-            data_container=Problem, description=_DESCRIPTIONS[status], media_type=PROBLEM_JSON, generate_examples=False
+            data_container=Problem,
+            description=_DESCRIPTIONS[status]
+            + (_IDEMPOTENCY_KEY_DESCRIPTIONS.get(status, "") if idempotency_key else ""),
+            media_type=PROBLEM_JSON,
+            generate_examples=False,
         )
         for status in statuses
     }

@@ -31,19 +31,13 @@ from agentkit.domain.run import Run, RunStatus
 from agentkit.domain.tools import ToolSchema
 from agentkit.entrypoints.http.body import MAX_JSON_DEPTH, RunCreateDTO, check_body, check_json_body
 from agentkit.entrypoints.http.config import ApiConfig
-from agentkit.entrypoints.http.dto import (
-    ApprovalCreate,
-    RunCreate,
-    RunListView,
-    RunView,
-    StatusText,
-    ToolOutputCreate,
-    TraceView,
-    run_create_type,
-    run_view,
-    trace_view,
-)
-from agentkit.entrypoints.http.events import OPTIONAL_EVENT_ID_PATTERN, RunEventDoc, event_stream
+from agentkit.entrypoints.http.dto.answers import ApprovalCreate, ToolOutputCreate
+from agentkit.entrypoints.http.dto.events import RunEventDoc
+from agentkit.entrypoints.http.dto.fields import StatusText
+from agentkit.entrypoints.http.dto.run_create import RunCreate, run_create_type
+from agentkit.entrypoints.http.dto.runs import RunListView, RunView, run_view
+from agentkit.entrypoints.http.dto.trace import TraceView, trace_view
+from agentkit.entrypoints.http.events import OPTIONAL_EVENT_ID_PATTERN, event_stream
 from agentkit.entrypoints.http.options import options_for
 from agentkit.entrypoints.http.problems import problem_responses
 from agentkit.entrypoints.http.responses import waited_response
@@ -58,7 +52,10 @@ IdempotencyKey = Annotated[
         max_length=255,
         # visible ASCII, spaces only inside: what survives an HTTP header unchanged
         pattern=r"^[!-~]([ -~]*[!-~])?$",
-        description="Makes retries safe: the same key and body return the first run (1 to 255 visible ASCII).",
+        description=(
+            "Makes retries safe: the same key and body return the first run; the same key with another body is a "
+            "422 (`idempotency_key_reused`). 1 to 255 visible ASCII characters, scoped to the API key."
+        ),
     ),
 ]
 Prefer = Annotated[str | None, HeaderParameter(name="Prefer", description="`respond-async` answers 202 at once.")]
@@ -169,7 +166,7 @@ class RunsController(Controller):
         ),
         responses={
             202: ResponseSpec(RunView, description="Accepted and still running: poll `Location`"),
-            **problem_responses(400, 401, 409, 413, 415, 422, 429, 503),
+            **problem_responses(400, 401, 409, 413, 415, 422, 429, 503, idempotency_key=True),
         },
     )
     @inject
@@ -310,7 +307,11 @@ class RunsController(Controller):
         responses={
             200: ResponseSpec(
                 cast(Any, RunEventDoc),  # a union of Structs: Litestar documents it as oneOf
-                description="The events, as `text/event-stream` (each shown here as its id, type and data)",
+                description=(
+                    "The events, as `text/event-stream`. The schema is that of one event, its fields as an SSE "
+                    "parser reads them: `id`, `event` (`status` or `step`) and `data`, one line of JSON text (the "
+                    "run, or the step). Keep-alive comments carry no event."
+                ),
                 media_type="text/event-stream",
                 generate_examples=False,
             ),

@@ -9,7 +9,8 @@ from litestar.params import PathParameter
 
 from agentkit.application.sessions.manage import DeleteSession, GetSession
 from agentkit.domain.ids import OwnerId, SessionId
-from agentkit.entrypoints.http.dto import SessionView, message_view
+from agentkit.entrypoints.http.dto.messages import message_view
+from agentkit.entrypoints.http.dto.sessions import SessionView
 from agentkit.entrypoints.http.options import options_for
 from agentkit.entrypoints.http.problems import problem_responses
 

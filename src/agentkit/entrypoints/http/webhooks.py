@@ -4,9 +4,9 @@ from dishka.integrations.litestar import FromDishka, inject
 from litestar import Controller, get
 
 from agentkit.application.webhooks import ListRunWebhooks
+from agentkit.entrypoints.http.dto.webhooks import WebhookListView, webhook_list_view
 from agentkit.entrypoints.http.problems import problem_responses
 from agentkit.entrypoints.http.runs import Owner, RunIdPath, _run_id
-from agentkit.entrypoints.http.webhook_dto import WebhookListView, webhook_list_view
 
 
 class RunWebhooksController(Controller):

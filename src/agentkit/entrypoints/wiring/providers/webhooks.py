@@ -19,7 +19,7 @@ from agentkit.application.ports.webhook_outbox import WebhookOutbox
 from agentkit.application.webhooks import DeliverWebhooks, DeliveryBell, ListRunWebhooks, WebhookNotifier
 from agentkit.domain.run import Run
 from agentkit.domain.webhooks import RetryPolicy
-from agentkit.entrypoints.http.dto import run_view
+from agentkit.entrypoints.http.dto.runs import run_view
 from agentkit.entrypoints.wiring.providers.observability import ExtraObservers
 from agentkit.entrypoints.wiring.providers.state import StateConnections
 from agentkit.entrypoints.wiring.settings import Settings, WebhookSettings

@@ -1,42 +1,12 @@
-"""The wire format of the agents and chat routes."""
+"""POST /v1/chat: a chat turn's request body (and the subclass the server decodes), and its answer."""
 
 from typing import Annotated, Any, cast
 
 import msgspec
 
-from agentkit.application.agents.queries import AgentInfo
 from agentkit.application.runs.chat import ChatResult
-from agentkit.entrypoints.http.dto import (
-    GOAL_PATTERN,
-    AgentNameText,
-    RunLinks,
-    SessionIdText,
-    StatusText,
-    agent_name_type,
-    run_links,
-)
-
-
-class AgentView(msgspec.Struct, kw_only=True):
-    """A configured agent: what it is for, its model, its tools and its limits."""
-
-    name: str
-    version: str | None
-    description: str
-    provider: str
-    model: str
-    tools: list[str]
-    terminal_tools: list[str]
-    mcp_servers: list[str]
-    output_schema: dict[str, Any] | None
-    max_steps: int
-    token_budget: int | None
-    run_timeout_s: float
-
-
-def agent_view(info: AgentInfo) -> AgentView:
-    """The wire view of an agent."""
-    return msgspec.convert(msgspec.to_builtins(info), AgentView)
+from agentkit.entrypoints.http.dto.fields import GOAL_PATTERN, AgentNameText, SessionIdText, StatusText, agent_name_type
+from agentkit.entrypoints.http.dto.runs import RunLinks, run_links
 
 
 class ChatCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

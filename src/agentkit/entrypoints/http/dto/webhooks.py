@@ -1,4 +1,4 @@
-"""The wire format of a run's webhook deliveries (GET /v1/runs/{id}/webhooks)."""
+"""GET /v1/runs/{id}/webhooks: a run's webhook deliveries and their attempts."""
 
 from datetime import datetime
 from typing import Literal

@@ -1,0 +1,60 @@
+"""What a run in `requires_action` waits on, as the run shows it."""
+
+from datetime import datetime
+from typing import Any, Literal
+
+import msgspec
+
+from agentkit.domain.actions import RequiredAction
+
+
+class CallAnswerView(msgspec.Struct, kw_only=True):
+    """The answer a waiting call got."""
+
+    decision: Literal["approve", "reject", "output"]
+    answered_at: datetime
+    reason: str | None = None
+
+
+class PendingCallView(msgspec.Struct, kw_only=True):
+    """A call the run waits on: approve or reject it (`approval`), or post its output (`client_tool`)."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    digest: str
+    kind: Literal["approval", "client_tool"]
+    answer: CallAnswerView | None
+
+
+class RequiredActionView(msgspec.Struct, kw_only=True):
+    """What a run in `requires_action` waits on, and until when (APPROVAL_TTL_S; then it ends `expired`)."""
+
+    calls: list[PendingCallView]
+    requested_at: datetime
+    expires_at: datetime
+
+
+def action_view(action: RequiredAction | None) -> RequiredActionView | None:
+    """The wire view of what a run waits on (None when it waits on nothing)."""
+    if action is None:
+        return None
+    return RequiredActionView(
+        calls=[
+            PendingCallView(
+                call_id=call.call_id,
+                name=call.name,
+                arguments=call.arguments,
+                digest=call.digest,
+                kind=call.kind.value,
+                answer=None
+                if call.answer is None
+                else CallAnswerView(
+                    decision=call.answer.decision.value, answered_at=call.answer.answered_at, reason=call.answer.reason
+                ),
+            )
+            for call in action.calls
+        ],
+        requested_at=action.requested_at,
+        expires_at=action.expires_at,
+    )
