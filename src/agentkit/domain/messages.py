@@ -10,7 +10,11 @@ from agentkit.domain.ids import ToolCallId
 Role = Literal["system", "user", "assistant", "tool"]
 
 
-class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
+# gc=False below: frozen values that can never refer back to themselves. Untracked by the garbage
+# collector, the thousands a busy process makes cost it nothing (and do not bring its passes sooner).
+
+
+class ToolCall(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """A request from the model to run one tool.
 
     Attributes:
@@ -30,7 +34,7 @@ class ToolCall(msgspec.Struct, frozen=True, kw_only=True):
     provider_data: dict[str, Any] | None = None
 
 
-class Message(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class Message(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults=True):
     """One message of the conversation.
 
     Tool output is only ever carried by `role="tool"` messages: it is untrusted data and never
@@ -45,7 +49,7 @@ class Message(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     provider_data: dict[str, Any] | None = None
 
 
-class Usage(msgspec.Struct, frozen=True, kw_only=True):
+class Usage(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Tokens spent by one LLM call."""
 
     input_tokens: int = 0
@@ -67,7 +71,7 @@ class FinishReason(StrEnum):
     OTHER = "other"
 
 
-class LLMResponse(msgspec.Struct, frozen=True, kw_only=True):
+class LLMResponse(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """What one LLM call returned.
 
     Attributes:

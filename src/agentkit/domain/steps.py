@@ -19,7 +19,11 @@ def digest_of(value: Any) -> str:
     return hashlib.sha256(_encode_sorted(value)).hexdigest()
 
 
-class StoredMessage(msgspec.Struct, frozen=True, kw_only=True):
+# gc=False below: frozen values that can never refer back to themselves. Untracked by the garbage
+# collector, the thousands a busy process makes cost it nothing (and do not bring its passes sooner).
+
+
+class StoredMessage(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One message of a run's conversation, stored once however many LLM calls sent it.
 
     Attributes:
@@ -41,14 +45,14 @@ class StoredMessage(msgspec.Struct, frozen=True, kw_only=True):
         return digest_of(self.message) if self.sent_digest is None else self.sent_digest
 
 
-class ToolSet(msgspec.Struct, frozen=True, kw_only=True):
+class ToolSet(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """The tool schemas one LLM call offered, stored once per run under their digest."""
 
     digest: str
     schemas: tuple[ToolSchema, ...]
 
 
-class PromptRef(msgspec.Struct, frozen=True, kw_only=True):
+class PromptRef(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """What one LLM call sent, by reference: its run's messages 1..message_count and one tool set.
 
     A run's conversation only grows, so every call sends a prefix of it: each message is stored once
@@ -71,7 +75,7 @@ class PromptRef(msgspec.Struct, frozen=True, kw_only=True):
     payloads: bool = True
 
 
-class PromptDelta(msgspec.Struct, frozen=True, kw_only=True):
+class PromptDelta(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """What an LLM call sent that no earlier call of its run did: the sinks store it, later calls refer to it."""
 
     messages: tuple[StoredMessage, ...] = ()
@@ -93,7 +97,7 @@ class RunPrompts(msgspec.Struct, frozen=True, kw_only=True):
         return messages, list(self.tool_sets.get(digest, ())) if digest else []
 
 
-class LLMStep(msgspec.Struct, frozen=True, kw_only=True, tag="llm"):
+class LLMStep(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag="llm"):
     """One call to the LLM: what it answered and what it cost.
 
     Attributes:
@@ -156,7 +160,7 @@ class LLMStep(msgspec.Struct, frozen=True, kw_only=True, tag="llm"):
         )
 
 
-class ToolStep(msgspec.Struct, frozen=True, kw_only=True, tag="tool"):
+class ToolStep(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag="tool"):
     """One tool call: its name, arguments and result."""
 
     run_id: RunId

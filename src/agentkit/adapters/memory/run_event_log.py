@@ -60,6 +60,10 @@ class InMemoryRunEventLog(RunEventLog):
                 await changed.wait()
         return self._after(run_id, position, limit)
 
+    def forget(self, run_id: RunId) -> None:
+        """Drop the run's log (its repository forgot the run)."""
+        self._logs.pop(run_id, None)
+
     async def aclose(self) -> None:
         """Nothing is held back."""
 

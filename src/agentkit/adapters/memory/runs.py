@@ -1,6 +1,7 @@
-"""An in-memory RunRepository."""
+"""An in-memory RunRepository, bounded: past `max_finished` ended runs, the oldest are forgotten."""
 
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 import msgspec
@@ -15,20 +16,61 @@ _EXECUTABLE = (RunStatus.PENDING, RunStatus.RUNNING)
 
 
 class InMemoryRunRepository(RunRepository):
-    """Runs in a dict; the same rules as the Postgres repository (fencing, idempotency keys)."""
+    """Runs in a dict; the same rules as the Postgres repository (fencing, idempotency keys).
 
-    def __init__(self) -> None:
+    Bounded: a process that keeps its state in memory must not grow with every run it ever served.
+    At most `max_finished` runs in a terminal status are kept (None: all); when a new run is added,
+    the runs that ended longest ago beyond that are forgotten, and whoever keeps data per run (the
+    trace, the event log) is told (`on_forget`). Runs that have not ended are never forgotten.
+    """
+
+    def __init__(self, *, max_finished: int | None = None) -> None:
         self._runs: dict[RunId, Run] = {}
         self._by_key: dict[tuple[OwnerId, str], RunId] = {}
+        self._max_finished = max_finished
+        self._finished: OrderedDict[RunId, None] = OrderedDict()  # ended runs, in the order they ended
+        self._forgetters: list[Callable[[RunId], None]] = []
+
+    def on_forget(self, forget: Callable[[RunId], None]) -> None:
+        """Call `forget(run_id)` for every run this repository forgets (the trace's and logs' data of it go too)."""
+        self._forgetters.append(forget)
+
+    def ended(self) -> list[Run]:
+        """The ended runs kept, the latest to end first."""
+        return [self._runs[run_id] for run_id in reversed(self._finished)]
+
+    def forget(self, run_id: RunId) -> None:
+        """Drop a run and tell the listeners (an ended run a caller is done with, say)."""
+        run = self._runs.pop(run_id, None)
+        self._finished.pop(run_id, None)
+        if run is not None and run.idempotency_key is not None:
+            self._by_key.pop((run.owner, run.idempotency_key), None)
+        for forget in self._forgetters:
+            forget(run_id)
+
+    def _keep(self, run: Run) -> None:
+        self._runs[run.id] = run
+        if run.status.is_terminal and run.id not in self._finished:
+            self._finished[run.id] = None
+
+    def _make_room(self) -> None:
+        bound = self._max_finished
+        if bound is None:
+            return
+        finished = self._finished
+        while len(finished) > bound:
+            oldest = next(iter(finished))
+            self.forget(oldest)
 
     async def add(self, run: Run) -> None:
-        """Store a new run."""
+        """Store a new run (forgetting the runs that ended longest ago past the bound)."""
+        self._make_room()
         if run.idempotency_key is not None:
             key = (run.owner, run.idempotency_key)
             if key in self._by_key:
                 raise IdempotencyConflict(f"idempotency key {run.idempotency_key!r} is already in use")
             self._by_key[key] = run.id
-        self._runs[run.id] = run
+        self._keep(run)
 
     async def get(self, run_id: RunId) -> Run | None:
         """The run, or None."""
@@ -52,7 +94,7 @@ class InMemoryRunRepository(RunRepository):
             raise StaleAttempt(f"run {run.id} already ended with status {stored.status.value!r}")
         if stored is not None and stored.cancel_requested and not run.cancel_requested:
             run = msgspec.structs.replace(run, cancel_requested=True)
-        self._runs[run.id] = run
+        self._keep(run)
 
     async def claim(self, run_id: RunId, *, attempt: int, now: datetime, until: datetime) -> Run | None:
         """Take the run under a new attempt, if it is unfinished under `attempt`."""
@@ -99,7 +141,7 @@ class InMemoryRunRepository(RunRepository):
         lapsed = [run for run in await self.lapsed(now, limit=len(self._runs)) if run.lost_attempts >= min_attempt]
         expired = [expire(run, now=now, reason=reason) for run in lapsed[:limit]]
         for run in expired:
-            self._runs[run.id] = run
+            self._keep(run)
         return expired
 
     async def save_answer(self, run: Run, *, expected: RequiredAction) -> bool:
@@ -129,14 +171,12 @@ class InMemoryRunRepository(RunRepository):
         )
         expired = [expire(run, now=now, reason=reason) for run in waiting[:limit]]
         for run in expired:
-            self._runs[run.id] = run
+            self._keep(run)
         return expired
 
     async def delete_finished_before(self, cutoff: datetime) -> int:
         """Delete terminal runs that finished before the cutoff."""
         doomed = [run for run in self._runs.values() if run.finished_at is not None and run.finished_at < cutoff]
         for run in doomed:
-            del self._runs[run.id]
-            if run.idempotency_key is not None:
-                self._by_key.pop((run.owner, run.idempotency_key), None)
+            self.forget(run.id)
         return len(doomed)

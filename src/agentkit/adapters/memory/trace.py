@@ -48,6 +48,12 @@ class InMemoryTraceSink(TraceSink, TraceReader, PromptReader):
             tool_sets=dict(self._tool_sets.get(run_id, {})),
         )
 
+    def forget(self, run_id: RunId) -> None:
+        """Drop everything kept of the run (its repository forgot it)."""
+        self._steps.pop(run_id, None)
+        self._messages.pop(run_id, None)
+        self._tool_sets.pop(run_id, None)
+
     async def flush(self) -> None:
         """Nothing waits: steps are kept as they come."""
 

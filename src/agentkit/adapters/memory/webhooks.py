@@ -41,6 +41,12 @@ class InMemoryWebhookOutbox(WebhookOutbox):
         self._deliveries[delivery.id] = delivery
         return True
 
+    def forget(self, run_id: RunId) -> None:
+        """Drop the run's deliveries that are over (its repository forgot the run); pending ones are still sent."""
+        for key in [key for key, d in self._deliveries.items() if d.run_id == run_id]:
+            if self._deliveries[key].status is not DeliveryStatus.PENDING:
+                del self._deliveries[key]
+
     async def of_run(self, run_id: RunId) -> list[WebhookDelivery]:
         """The run's deliveries, oldest first."""
         found = [d for d in self._deliveries.values() if d.run_id == run_id]

@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from dishka import AsyncContainer, Provider, Scope
 
 from agentkit.application.agent import AgentConfig
+from agentkit.application.observation import RunObservers
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.ports.trace_sink import TraceSink
 from agentkit.application.tools.registry import ToolRegistry
@@ -25,6 +26,8 @@ class _CallerProvider(Provider):
         self.provide(lambda: llm, provides=LLMClient, scope=Scope.APP)
         self.provide(lambda: registry, provides=ToolRegistry, scope=Scope.APP)
         self.provide(lambda: config, provides=AgentConfig, scope=Scope.APP)
+        # no API to follow a run's events, no /metrics, no webhooks: nobody to tell of runs and steps
+        self.provide(lambda: RunObservers([]), provides=RunObservers, scope=Scope.APP)
 
 
 def library_container(
@@ -37,8 +40,11 @@ def library_container(
     tool_timeout_s: float,
     token_budget: int | None,
     observers: Sequence[TraceSink],
+    keep_runs: int = 0,
 ) -> AsyncContainer:
     """A container for one `Agent`, its state in memory; nothing is read from the environment.
+
+    The in-memory state keeps `keep_runs` ended runs (the Agent forgets each run it returned when 0).
 
     Logging is quiet unless the caller configured it: see `quiet_library_logging`.
     """
@@ -52,6 +58,7 @@ def library_container(
         run_token_budget=token_budget,
         max_goal_chars=LIBRARY_MAX_GOAL_CHARS,
         metrics_enabled=False,  # no /metrics to serve them
+        memory_max_runs=keep_runs,
     )
     config = AgentConfig(
         system_prompt=system_prompt,

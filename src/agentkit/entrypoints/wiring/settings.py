@@ -62,6 +62,9 @@ class StateSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     run_events_ttl_s: PositiveInt = 3600
     # Redis connections the followers of runs may hold at once (each holds one while it waits).
     run_events_readers: PositiveInt = 200
+    # State in memory (STATE_BACKEND=memory, `agentkit run`): ended runs kept, with their traces and
+    # logs; past it the runs that ended longest ago are forgotten, so a long-lived process stays bounded.
+    memory_max_runs: NonNegativeInt = 10_000
 
 
 class LoopSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):

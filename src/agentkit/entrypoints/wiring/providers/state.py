@@ -115,9 +115,9 @@ class StateProvider(Provider):
                 await engine.dispose()
 
     @provide
-    def memory_runs(self) -> InMemoryRunRepository:
-        """The runs of state in memory (the repository and its listing share them)."""
-        return InMemoryRunRepository()
+    def memory_runs(self, settings: Settings) -> InMemoryRunRepository:
+        """The runs of state in memory (the repository and its listing share them), bounded by MEMORY_MAX_RUNS."""
+        return InMemoryRunRepository(max_finished=settings.state.memory_max_runs)
 
     @provide
     def runs(self, conns: StateConnections, memory: InMemoryRunRepository) -> RunRepository:
@@ -131,11 +131,13 @@ class StateProvider(Provider):
 
     @provide(provides=AnyOf[TraceSink, TraceReader, PromptReader])
     async def trace(
-        self, conns: StateConnections, settings: Settings
+        self, conns: StateConnections, settings: Settings, memory: InMemoryRunRepository
     ) -> AsyncIterator[SqlaTraceSink | InMemoryTraceSink]:
         """One trace store behind both trace ports; the Postgres one writes what it queued on close."""
         if conns.engine is None:
-            yield InMemoryTraceSink()
+            kept = InMemoryTraceSink()
+            memory.on_forget(kept.forget)  # a run the repository forgets takes its trace with it
+            yield kept
             return
         sink = SqlaTraceSink(conns.engine, write_timeout_s=settings.state.trace_write_timeout_s)
         try:
@@ -180,13 +182,18 @@ class StateProvider(Provider):
             await events.aclose()
 
     @provide
-    async def event_log(self, conns: StateConnections, settings: Settings) -> AsyncIterator[RunEventLog]:
+    async def event_log(
+        self, conns: StateConnections, settings: Settings, memory: InMemoryRunRepository
+    ) -> AsyncIterator[RunEventLog]:
         """Each run's live events in Redis streams (every process reads them), or in this process's memory."""
         state = settings.state
-        log: RunEventLog = (
-            InMemoryRunEventLog(max_len=state.run_events_max_len)
-            if conns.redis is None
-            else RedisRunEventLog(
+        log: RunEventLog
+        if conns.redis is None:
+            kept = InMemoryRunEventLog(max_len=state.run_events_max_len)
+            memory.on_forget(kept.forget)
+            log = kept
+        else:
+            log = RedisRunEventLog(
                 conns.redis,
                 reader=conns.event_readers,
                 prefix=state.redis_key_prefix,
@@ -194,7 +201,6 @@ class StateProvider(Provider):
                 ttl_s=state.run_events_ttl_s,
                 max_block_s=event_read_block_s(settings),
             )
-        )
         try:
             yield log
         finally:

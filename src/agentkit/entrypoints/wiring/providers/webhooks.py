@@ -8,7 +8,7 @@ import msgspec
 from dishka import Provider, Scope, provide
 from standardwebhooks import Webhook
 
-from agentkit.adapters.memory import InMemoryWebhookOutbox
+from agentkit.adapters.memory import InMemoryRunRepository, InMemoryWebhookOutbox
 from agentkit.adapters.postgres.webhooks import SqlaWebhookOutbox
 from agentkit.adapters.webhooks import HostResolver, HttpWebhookTransport, WebhookSender, WebhookURLGuard, signer
 from agentkit.application.errors import ConfigurationError
@@ -80,9 +80,13 @@ class WebhooksProvider(Provider):
         return None if signing is None else guard
 
     @provide
-    def outbox(self, conns: StateConnections) -> WebhookOutbox:
+    def outbox(self, conns: StateConnections, memory: InMemoryRunRepository) -> WebhookOutbox:
         """Deliveries in PostgreSQL (shared by every process, kept across restarts), or in memory."""
-        return InMemoryWebhookOutbox() if conns.engine is None else SqlaWebhookOutbox(conns.engine)
+        if conns.engine is not None:
+            return SqlaWebhookOutbox(conns.engine)
+        kept = InMemoryWebhookOutbox()
+        memory.on_forget(kept.forget)  # a forgotten run's deliveries that are over go with it
+        return kept
 
     @provide
     def bell(self) -> DeliveryBell:
