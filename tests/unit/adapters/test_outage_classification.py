@@ -56,6 +56,13 @@ OUTAGES = {
     "deadlock (40P01)": wrapped(asyncpg.exceptions.DeadlockDetectedError("deadlock detected")),
     "read-only standby (25006)": wrapped(asyncpg.exceptions.ReadOnlySQLTransactionError("read-only transaction")),
     "asyncpg: connection is closed": asyncpg.exceptions.InterfaceError("connection is closed"),
+    # the server answers, but not with this process's database: every connection is refused alike
+    "no such database (3D000)": wrapped(asyncpg.exceptions.InvalidCatalogNameError('database "x" does not exist')),
+    "database dropped (57P04)": wrapped(asyncpg.exceptions.DatabaseDroppedError("database dropped")),
+    "wrong password (28P01)": wrapped(asyncpg.exceptions.InvalidPasswordError("password authentication failed")),
+    "no pg_hba entry or role (28000)": wrapped(
+        asyncpg.exceptions.InvalidAuthorizationSpecificationError('role "x" does not exist')
+    ),
     "redis connection": redis_errors.ConnectionError("Error 111 connecting to 127.0.0.1:6379"),
     "redis timeout": redis_errors.TimeoutError("Timeout reading from socket"),
     "redis loading": redis_errors.BusyLoadingError("Redis is loading the dataset in memory"),
