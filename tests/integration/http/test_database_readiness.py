@@ -1,14 +1,16 @@
-"""On real servers: a database that is not there, or refuses this process, is an outage on every route."""
+"""On real servers: a database that is not there, or refuses this process, is an outage on every route; /health
+tells a schema the code does not match from a migrated one."""
 
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from sqlalchemy import text
 from sqlalchemy.engine import URL
 
-from agentkit.adapters.postgres import drop_database, with_database
+from agentkit.adapters.postgres import create_database, create_engine, drop_database, with_database
 from tests.http_fixtures import ApiFactory, headers
-from tests.state_fixtures import StateServers, unique_name
+from tests.state_fixtures import StateServers, create_migrated_database, unique_name
 
 pytestmark = pytest.mark.integration
 
@@ -83,3 +85,55 @@ async def test_health_is_503_postgres_down_when_the_database_does_not_exist(
 
     assert response.status_code == 503
     assert response.json() == {"status": "degraded", "checks": {"postgres": "down", "redis": "ok"}}
+
+
+async def test_health_reports_an_unmigrated_database_as_not_ready(
+    api_factory: ApiFactory, state_servers: StateServers, scratch_database: tuple[URL, str]
+) -> None:
+    _, name = scratch_database
+    url = await create_database(state_servers.server_url, name)  # empty: `agentkit migrate` never ran
+    api = await api_factory([], database_url=url.render_as_string(hide_password=False))
+
+    response = await api.get("/health")
+
+    assert response.status_code == 503
+    assert response.json() == {"status": "degraded", "checks": {"postgres": "schema_behind", "redis": "ok"}}
+
+
+async def _record_revision(url: URL, revision: str) -> None:
+    engine = create_engine(url, pool_size=1, max_overflow=0)
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(text("UPDATE alembic_version SET version_num = :revision"), {"revision": revision})
+    finally:
+        await engine.dispose()
+
+
+async def test_health_reports_a_schema_behind_the_code_as_not_ready(
+    api_factory: ApiFactory, state_servers: StateServers, scratch_database: tuple[URL, str]
+) -> None:
+    _, name = scratch_database
+    url = await create_migrated_database(state_servers.server_url, name)
+    api = await api_factory([], database_url=url.render_as_string(hide_password=False))
+    assert (await api.get("/health")).status_code == 200  # migrated to the code's head: ready
+
+    await _record_revision(url, "0001")  # as an old backup restored under the running process leaves it
+    response = await api.get("/health")
+
+    assert response.status_code == 503
+    assert response.json() == {"status": "degraded", "checks": {"postgres": "schema_behind", "redis": "ok"}}
+
+
+async def test_a_schema_a_newer_release_migrated_keeps_a_running_process_ready(
+    api_factory: ApiFactory, state_servers: StateServers, scratch_database: tuple[URL, str]
+) -> None:
+    # a rolling upgrade: the new release's first process migrated, this one serves until it is replaced
+    _, name = scratch_database
+    url = await create_migrated_database(state_servers.server_url, name)
+    api = await api_factory([], database_url=url.render_as_string(hide_password=False))
+
+    await _record_revision(url, "9999_from_a_newer_release")
+    response = await api.get("/health")
+
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok", "checks": {"postgres": "ok", "redis": "ok"}}
