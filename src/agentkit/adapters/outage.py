@@ -135,6 +135,18 @@ def unavailable(store: str, exc: BaseException) -> StoreUnavailable:
     return StoreUnavailable(f"{store} is unavailable ({type(cause[0]).__name__})")
 
 
+def outage_cause(exc: BaseException) -> str:
+    """What the server or the network said, for an operator: the most specific outage cause in `exc`'s chain
+    with its message, such as `database "x" does not exist (InvalidCatalogNameError)`.
+
+    Not for HTTP answers: a server's message may name databases, roles and addresses.
+    """
+    chain = _causes(exc)
+    cause = ([link for link in chain if _is_outage_itself(link)] or chain)[-1]
+    message = str(cause).strip()
+    return f"{message} ({type(cause).__name__})" if message else type(cause).__name__
+
+
 def store_outage(store: str) -> Callable[[Callable[P, Coroutine[Any, Any, R]]], Callable[P, Coroutine[Any, Any, R]]]:
     """Decorate an adapter method so an outage of `store` surfaces as StoreUnavailable."""
 

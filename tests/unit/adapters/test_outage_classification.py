@@ -12,7 +12,7 @@ import redis.exceptions as redis_errors
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, ProgrammingError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
-from agentkit.adapters.outage import is_outage, store_outage, unavailable
+from agentkit.adapters.outage import is_outage, outage_cause, store_outage, unavailable
 from agentkit.application.errors import StaleAttempt, StoreUnavailable
 
 
@@ -102,6 +102,20 @@ def test_an_outage_is_reported_by_its_most_specific_cause() -> None:
     error = wrapped(asyncpg.exceptions.AdminShutdownError("terminating connection due to administrator command"))
 
     assert str(unavailable("PostgreSQL", error)) == "PostgreSQL is unavailable (AdminShutdownError)"
+
+
+async def test_an_operator_is_told_what_the_server_said_behind_the_store_unavailable() -> None:
+    @store_outage("PostgreSQL")
+    async def raising(error: BaseException) -> None:
+        raise error
+
+    with pytest.raises(StoreUnavailable) as missing:
+        await raising(wrapped(asyncpg.exceptions.InvalidCatalogNameError('database "shop" does not exist')))
+    with pytest.raises(StoreUnavailable) as silent:
+        await raising(TimeoutError())
+
+    assert outage_cause(missing.value) == 'database "shop" does not exist (InvalidCatalogNameError)'
+    assert outage_cause(silent.value) == "TimeoutError"
 
 
 async def test_the_decorator_turns_outages_into_store_unavailable_and_lets_the_rest_through() -> None:
