@@ -81,6 +81,19 @@ def test_the_api_starts_after_healthy_servers_and_a_finished_setup() -> None:
     assert "healthcheck" in services["postgres"]
 
 
+def test_the_stack_migrates_one_way_its_services_as_they_start() -> None:
+    services = load_yaml("compose.yml")["services"]
+    defaults = dict(
+        line.split("=", 1)
+        for line in (ROOT / "docker" / "compose.env").read_text().splitlines()
+        if line and not line.startswith("#")
+    )
+
+    assert defaults["MIGRATE_ON_START"] == "true"  # the api and the workers migrate (once, under a lock)...
+    commands = [" ".join(services[name].get("command", [])) for name in AGENTKIT_SERVICES]
+    assert not [command for command in commands if "migrate" in command]  # ...and nothing else does
+
+
 def test_the_stack_runs_queue_mode_with_a_worker_on_the_same_state() -> None:
     services = load_yaml("compose.yml")["services"]
 

@@ -14,6 +14,14 @@ load (tests/faults) and reading what arrived:
   CannotConnectNowError), a backend terminated by an administrator or a fast shutdown (57P01
   AdminShutdownError), timeouts (`TimeoutError` from asyncpg's connect and command timeouts, SQLAlchemy's
   pool TimeoutError), and a server short of resources (class 53, too many connections).
+- PostgreSQL answering, but not with this process's database: it does not exist (3D000
+  InvalidCatalogNameError: dropped, being restored, or misnamed), was dropped under the connection
+  (57P04), or refuses the credentials (class 28: a wrong password, a role or pg_hba entry that is
+  gone, as when a secret is rotated on one side first). These are configuration, not bugs in the
+  code: every connection fails alike, /health says so, and a caller can only wait for an operator,
+  the way it waits out a server that is down. So they are outages too (a 503, and runs keep
+  retrying their writes until the database is back). `agentkit serve` and `agentkit worker` check
+  their database at start-up, so a process never starts on one of these.
 - Redis: ConnectionError (BusyLoadingError, "LOADING", is one), TimeoutError, and the replies of a
   server that cannot take the command now: READONLY (a replica during a failover), MASTERDOWN,
   TRYAGAIN, CLUSTERDOWN, BUSY, NOREPLICAS, OOM.
@@ -55,12 +63,21 @@ _OUTAGE_TYPES: Final = (
 )
 # SQLSTATE classes and codes of a server that is unreachable, going away, starting, overloaded or
 # timing a statement out: the same request may succeed a moment later.
-_OUTAGE_SQLSTATE_CLASSES: Final = frozenset({"08", "53", "58"})  # connection, insufficient resources, system
+_OUTAGE_SQLSTATE_CLASSES: Final = frozenset(
+    {
+        "08",  # connection exception
+        "28",  # invalid authorization: a wrong password (28P01), an unknown role or no pg_hba entry (28000)
+        "53",  # insufficient resources
+        "58",  # system error
+    }
+)
 _OUTAGE_SQLSTATES: Final = frozenset(
     {
         "57P01",  # admin_shutdown: "terminating connection due to administrator command"
         "57P02",  # crash_shutdown
         "57P03",  # cannot_connect_now: "the database system is shutting down / starting up"
+        "57P04",  # database_dropped
+        "3D000",  # invalid_catalog_name: "database ... does not exist" (on connect)
         "57P05",  # idle_session_timeout
         "57014",  # query_canceled: a statement that ran into a timeout
         "40001",  # serialization_failure
@@ -116,6 +133,18 @@ def unavailable(store: str, exc: BaseException) -> StoreUnavailable:
     """The StoreUnavailable that reports `exc` as an outage of `store`, named by its most specific cause."""
     cause = [link for link in _causes(exc) if _is_outage_itself(link)][-1:] or [exc]
     return StoreUnavailable(f"{store} is unavailable ({type(cause[0]).__name__})")
+
+
+def outage_cause(exc: BaseException) -> str:
+    """What the server or the network said, for an operator: the most specific outage cause in `exc`'s chain
+    with its message, such as `database "x" does not exist (InvalidCatalogNameError)`.
+
+    Not for HTTP answers: a server's message may name databases, roles and addresses.
+    """
+    chain = _causes(exc)
+    cause = ([link for link in chain if _is_outage_itself(link)] or chain)[-1]
+    message = str(cause).strip()
+    return f"{message} ({type(cause).__name__})" if message else type(cause).__name__
 
 
 def store_outage(store: str) -> Callable[[Callable[P, Coroutine[Any, Any, R]]], Callable[P, Coroutine[Any, Any, R]]]:

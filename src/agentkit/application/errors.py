@@ -16,6 +16,7 @@ ApplicationError
  ├── Overloaded             this process has as many runs in flight as it takes; retry after some seconds
  ├── ToolRegistrationError  a tool that cannot be registered (bad signature, unknown context type)
  ├── ConfigurationError     a setting that is missing or invalid
+ ├── SchemaMismatch         the database's schema is not the one this release's code needs (at start-up)
  ├── StaleAttempt           a write from an executor that lost its lease (fencing)
  ├── StoreUnavailable       PostgreSQL or Redis did not answer
  ├── ShuttingDown           the process is stopping and takes no new runs
@@ -133,6 +134,15 @@ class ConfigurationError(ApplicationError):
     """A setting is missing or invalid; the message names the variable."""
 
     code = "configuration_error"
+
+
+class SchemaMismatch(ApplicationError):
+    """The database's schema is behind the code (not migrated) or ahead of it (a newer release migrated it).
+
+    `agentkit serve` and `agentkit worker` refuse to start on it; the message names both revisions and what to do.
+    """
+
+    code = "schema_mismatch"
 
 
 class StaleAttempt(ApplicationError):

@@ -8,7 +8,7 @@ from typing import NewType
 import msgspec
 import structlog
 
-from agentkit.application.ports.health_probe import HealthProbe
+from agentkit.application.ports.health_probe import HealthProbe, NotReady
 
 logger = structlog.get_logger(__name__)
 
@@ -16,14 +16,15 @@ HealthProbes = NewType("HealthProbes", tuple[HealthProbe, ...])
 
 
 class HealthReport(msgspec.Struct, frozen=True, kw_only=True):
-    """Overall health and each dependency's state (`ok` or `down`)."""
+    """Overall health and each dependency's state: `ok`, `down`, or why one that answers is not ready
+    (`schema_behind`)."""
 
     healthy: bool
     checks: dict[str, str]
 
 
 class CheckHealth:
-    """Probe every dependency at once; healthy only if all answer within `timeout_s`.
+    """Probe every dependency at once; healthy only if all answer within `timeout_s`, and are ready.
 
     Rules:
     - The answer comes within `timeout_s`, also when a dependency hangs (a frozen server): each
@@ -44,14 +45,20 @@ class CheckHealth:
         tasks = [self._probe(probe) for probe in self._probes]
         if tasks:
             await asyncio.wait(tasks, timeout=self._timeout_s)
-        checks: dict[str, str] = {}
-        for probe, task in zip(self._probes, tasks, strict=True):
-            ok = task.done() and not task.cancelled() and task.exception() is None
-            if not task.done():
-                error = f"no answer in {self._timeout_s:g} s"
-                logger.warning("health_check_failed", dependency=probe.name, error=error)
-            checks[probe.name] = "ok" if ok else "down"
+        checks = {probe.name: self._state(probe, task) for probe, task in zip(self._probes, tasks, strict=True)}
         return HealthReport(healthy=all(state == "ok" for state in checks.values()), checks=checks)
+
+    def _state(self, probe: HealthProbe, task: asyncio.Task[None]) -> str:
+        if not task.done():
+            error = f"no answer in {self._timeout_s:g} s"
+            logger.warning("health_check_failed", dependency=probe.name, error=error)
+            return "down"
+        if task.cancelled():
+            return "down"
+        exc = task.exception()
+        if exc is None:
+            return "ok"
+        return exc.state if isinstance(exc, NotReady) else "down"
 
     def _probe(self, probe: HealthProbe) -> asyncio.Task[None]:
         now = time.monotonic()
@@ -72,5 +79,7 @@ class CheckHealth:
         if task.cancelled():
             return
         exc = task.exception()  # retrieved here, so a probe no caller waited for does not warn at exit
-        if exc is not None:
+        if isinstance(exc, NotReady):
+            logger.warning("health_check_not_ready", dependency=probe.name, state=exc.state)
+        elif exc is not None:
             logger.warning("health_check_failed", dependency=probe.name, error=str(exc) or type(exc).__name__)

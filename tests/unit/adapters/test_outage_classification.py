@@ -12,7 +12,7 @@ import redis.exceptions as redis_errors
 from sqlalchemy.exc import DBAPIError, IntegrityError, InterfaceError, ProgrammingError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
-from agentkit.adapters.outage import is_outage, store_outage, unavailable
+from agentkit.adapters.outage import is_outage, outage_cause, store_outage, unavailable
 from agentkit.application.errors import StaleAttempt, StoreUnavailable
 
 
@@ -56,6 +56,13 @@ OUTAGES = {
     "deadlock (40P01)": wrapped(asyncpg.exceptions.DeadlockDetectedError("deadlock detected")),
     "read-only standby (25006)": wrapped(asyncpg.exceptions.ReadOnlySQLTransactionError("read-only transaction")),
     "asyncpg: connection is closed": asyncpg.exceptions.InterfaceError("connection is closed"),
+    # the server answers, but not with this process's database: every connection is refused alike
+    "no such database (3D000)": wrapped(asyncpg.exceptions.InvalidCatalogNameError('database "x" does not exist')),
+    "database dropped (57P04)": wrapped(asyncpg.exceptions.DatabaseDroppedError("database dropped")),
+    "wrong password (28P01)": wrapped(asyncpg.exceptions.InvalidPasswordError("password authentication failed")),
+    "no pg_hba entry or role (28000)": wrapped(
+        asyncpg.exceptions.InvalidAuthorizationSpecificationError('role "x" does not exist')
+    ),
     "redis connection": redis_errors.ConnectionError("Error 111 connecting to 127.0.0.1:6379"),
     "redis timeout": redis_errors.TimeoutError("Timeout reading from socket"),
     "redis loading": redis_errors.BusyLoadingError("Redis is loading the dataset in memory"),
@@ -95,6 +102,20 @@ def test_an_outage_is_reported_by_its_most_specific_cause() -> None:
     error = wrapped(asyncpg.exceptions.AdminShutdownError("terminating connection due to administrator command"))
 
     assert str(unavailable("PostgreSQL", error)) == "PostgreSQL is unavailable (AdminShutdownError)"
+
+
+async def test_an_operator_is_told_what_the_server_said_behind_the_store_unavailable() -> None:
+    @store_outage("PostgreSQL")
+    async def raising(error: BaseException) -> None:
+        raise error
+
+    with pytest.raises(StoreUnavailable) as missing:
+        await raising(wrapped(asyncpg.exceptions.InvalidCatalogNameError('database "shop" does not exist')))
+    with pytest.raises(StoreUnavailable) as silent:
+        await raising(TimeoutError())
+
+    assert outage_cause(missing.value) == 'database "shop" does not exist (InvalidCatalogNameError)'
+    assert outage_cause(silent.value) == "TimeoutError"
 
 
 async def test_the_decorator_turns_outages_into_store_unavailable_and_lets_the_rest_through() -> None:

@@ -3,7 +3,7 @@
 import asyncio
 
 from agentkit.application.health import CheckHealth
-from agentkit.application.ports.health_probe import HealthProbe
+from agentkit.application.ports.health_probe import HealthProbe, NotReady
 
 
 class HungProbe(HealthProbe):
@@ -38,6 +38,35 @@ class GatedProbe(HealthProbe):
         """Wait for the gate, then answer."""
         self.calls += 1
         await self.gate.wait()
+
+
+class NotReadyProbe(HealthProbe):
+    """A database that answers, with a schema the code does not match."""
+
+    name = "postgres"
+
+    async def check(self) -> None:
+        """Answer: not ready."""
+        raise NotReady("schema_behind")
+
+
+class FailingProbe(HealthProbe):
+    """A dependency that refuses the connection."""
+
+    name = "redis"
+
+    async def check(self) -> None:
+        """Fail."""
+        raise ConnectionRefusedError(111, "refused")
+
+
+async def test_a_dependency_that_answers_but_is_not_ready_is_reported_by_its_reason() -> None:
+    check = CheckHealth(probes=[NotReadyProbe(), FailingProbe()], timeout_s=30)
+
+    report = await check.execute()
+
+    assert not report.healthy
+    assert report.checks == {"postgres": "schema_behind", "redis": "down"}
 
 
 async def test_a_hung_dependency_is_reported_down_within_the_bound() -> None:

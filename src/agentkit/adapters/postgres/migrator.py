@@ -1,5 +1,6 @@
 """Runs the Alembic migrations in `migrations/` against an async engine, from inside a running event loop."""
 
+from functools import cached_property
 from pathlib import Path
 from typing import Final
 
@@ -12,21 +13,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agentkit.adapters.outage import store_outage
 from agentkit.adapters.postgres.engine import create_engine
-from agentkit.application.errors import ConfigurationError
-from agentkit.application.ports.schema_migrator import SchemaMigrator
+from agentkit.adapters.postgres.schema import SchemaRevisions, find_migrations
+from agentkit.application.ports.schema_migrator import SchemaMigrator, SchemaStatus
 
 # Any constant works; it only has to be the same in every AgentKit process.
 _MIGRATION_LOCK_KEY: Final = 0x4147_4B54  # "AGKT"
 _postgres = store_outage("PostgreSQL")
-
-
-def find_migrations() -> Path:
-    """The Alembic script directory: `migrations/` of a source checkout, or one packaged beside `agentkit`."""
-    package = Path(__file__).resolve().parents[2]  # the `agentkit` package folder
-    for candidate in (package.parent.parent / "migrations", package / "migrations"):
-        if (candidate / "env.py").is_file():
-            return candidate
-    raise ConfigurationError(f"the Alembic migrations were not found next to {package}")
 
 
 class AlembicSchemaMigrator(SchemaMigrator):
@@ -43,6 +35,10 @@ class AlembicSchemaMigrator(SchemaMigrator):
     def __init__(self, engine: AsyncEngine, *, script_location: Path | None = None) -> None:
         self._engine = engine
         self._script_location = script_location
+
+    @cached_property
+    def _revisions(self) -> SchemaRevisions:
+        return SchemaRevisions(self._script_location)
 
     def _config(self, connection: Connection) -> Config:
         config = Config()
@@ -69,3 +65,7 @@ class AlembicSchemaMigrator(SchemaMigrator):
         """The revision recorded in `alembic_version`, or None."""
         async with self._engine.connect() as conn:
             return await conn.run_sync(lambda sync_conn: MigrationContext.configure(sync_conn).get_current_revision())
+
+    async def status(self) -> SchemaStatus:
+        """The recorded revision against the newest of the migrations (read once per migrator)."""
+        return self._revisions.status(await self.current())

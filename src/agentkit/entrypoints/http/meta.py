@@ -14,11 +14,19 @@ from agentkit.entrypoints.http.problems import problem_responses
     "/health",
     tags=["health"],
     summary="Liveness and dependency checks",
-    responses={503: ResponseSpec(HealthView, description="PostgreSQL or Redis is down")},
+    responses={
+        503: ResponseSpec(
+            HealthView,
+            description=(
+                "PostgreSQL or Redis is down (`down`), or the database's schema is behind the code "
+                "(`schema_behind`: run `agentkit migrate`)"
+            ),
+        )
+    },
 )
 @inject
 async def health(check: FromDishka[CheckHealth]) -> Response[HealthView]:
-    """200 when every dependency answers, 503 otherwise; no API key needed."""
+    """200 when every dependency answers and is ready, 503 otherwise; no API key needed."""
     report = await check.execute()
     view = HealthView(status="ok" if report.healthy else "degraded", checks=report.checks)
     return Response(view, status_code=200 if report.healthy else 503)

@@ -75,7 +75,7 @@ async def serve_http(settings: Settings, llm: LLMClient | None) -> None:
         logger.warning("demo_model", detail="no LLM provider configured: runs are played by the rule-based demo model")
     if not settings.http.api_keys:
         logger.warning("no_api_keys", detail="API_KEYS is empty: every /v1 request will be refused")
-    async with started_state(settings) as endpoints:
+    async with started_state(settings, check_schema=True) as endpoints:
         given = [] if llm is None else [BuiltLLMProvider(llm)]
         container = make_container(settings, LitestarProvider(), *given, endpoints=endpoints)
         # Build what serving needs now, so a bad setting is one line here, not a trace in the lifespan.

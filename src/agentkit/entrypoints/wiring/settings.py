@@ -26,6 +26,9 @@ class StateSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     # server from the `embedded` extra where no URL is set; external: both URLs required; memory: no servers.
     state_backend: Literal["auto", "memory", "external", "embedded"] = "auto"
     database_url: str | None = None
+    # `agentkit serve` and `agentkit worker` refuse a configured database whose schema is behind the code;
+    # with this set they migrate it first (the embedded one is always migrated: nobody else would).
+    migrate_on_start: bool = False
     database_readonly_url: str | None = None
     postgres_host: str | None = None
     postgres_port: Port = 5432

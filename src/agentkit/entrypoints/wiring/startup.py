@@ -18,6 +18,7 @@ from agentkit.adapters.embedded import EmbeddedServers
 from agentkit.adapters.postgres import AlembicSchemaMigrator, create_engine
 from agentkit.application.errors import ConfigurationError
 from agentkit.entrypoints.wiring.locations import database_url, demo_seed_config
+from agentkit.entrypoints.wiring.schema_check import schema_checked
 from agentkit.entrypoints.wiring.settings import Settings, StateSettings
 
 _log = structlog.get_logger(__name__)
@@ -119,11 +120,17 @@ def _hide_password(url: str) -> str:
 
 
 @contextlib.asynccontextmanager
-async def started_state(settings: Settings) -> AsyncIterator[StateEndpoints]:
+async def started_state(settings: Settings, *, check_schema: bool = False) -> AsyncIterator[StateEndpoints]:
     """Where state lives, with the embedded servers running for as long as the block runs.
 
     A private (embedded) PostgreSQL is migrated and its demo database seeded here: nobody else would.
-    A configured server is only located; `agentkit migrate` and `agentkit seed-demo` set it up.
+    A configured server is located; `agentkit migrate` and `agentkit seed-demo` set it up. With
+    `check_schema` (the services: `agentkit serve`, `agentkit worker`) its schema must be this
+    release's, or behind it with MIGRATE_ON_START set, which migrates it here (see `schema_check`).
+
+    Raises:
+        SchemaMismatch: with `check_schema`, a configured database whose schema the code does not match.
+        StoreUnavailable: with `check_schema`, a configured database that could not be read.
     """
     state = settings.state
     plan = plan_state(state)
@@ -137,6 +144,8 @@ async def started_state(settings: Settings) -> AsyncIterator[StateEndpoints]:
             _log.info("demo_seeded", summary=summary)
         elif plan.postgres == "external":
             db_url = database_url(state)
+            if check_schema and db_url is not None:
+                await schema_checked(db_url, state)
         redis_url: str | None = None
         if plan.redis == "embedded":
             redis_url = await embedded.start_redis()

@@ -22,7 +22,7 @@ async def run_worker(settings: Settings, llm: LLMClient) -> None:
     closes it); with no servers configured (the root chose STATE_BACKEND=embedded), on the embedded ones
     `make run` uses."""
     configure_logging(settings.logging)
-    async with started_state(settings) as endpoints:
+    async with started_state(settings, check_schema=True) as endpoints:
         container = make_container(settings, BuiltLLMProvider(llm), endpoints=endpoints)
         try:
             worker = await container.get(RunWorker)  # a bad setting is one line here

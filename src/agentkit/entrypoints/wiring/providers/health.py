@@ -5,6 +5,7 @@ from collections.abc import AsyncIterator
 from dishka import Provider, Scope, provide
 
 from agentkit.adapters.postgres.probe import PostgresProbe
+from agentkit.adapters.postgres.schema import SchemaRevisions
 from agentkit.adapters.redis.probe import RedisProbe
 from agentkit.application.health import CheckHealth, HealthProbes
 from agentkit.entrypoints.wiring.settings import Settings
@@ -18,9 +19,10 @@ class HealthProvider(Provider):
 
     @provide
     async def probes(self, endpoints: StateEndpoints, settings: Settings) -> AsyncIterator[HealthProbes]:
-        """Probes for the database and Redis, when they are used; their connections close with the container."""
+        """Probes for the database (answering, with this release's schema) and Redis, when they are used; their
+        connections close with the container."""
         url, redis_url = endpoints.database_url, endpoints.redis_url
-        postgres = PostgresProbe(url) if url is not None else None
+        postgres = PostgresProbe(url, revisions=SchemaRevisions()) if url is not None else None
         redis = RedisProbe(redis_url, password=settings.state.redis_password) if redis_url is not None else None
         try:
             yield HealthProbes(tuple(probe for probe in (postgres, redis) if probe is not None))
