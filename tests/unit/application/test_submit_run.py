@@ -18,7 +18,7 @@ from agentkit.adapters.memory import (
 from agentkit.adapters.memory.loop import memory_loop_deps
 from agentkit.adapters.scheduling import InlineRunScheduler
 from agentkit.application.agent import AgentConfig, AgentLoop
-from agentkit.application.errors import IdempotencyConflict, Overloaded, RateLimited, StoreUnavailable
+from agentkit.application.errors import IdempotencyMismatch, Overloaded, RateLimited, StoreUnavailable
 from agentkit.application.runs.create_run import CreateRun, CreateRunInput
 from agentkit.application.runs.submit_run import SubmitRun, SubmitRunResult
 from agentkit.application.runs.wait_for_run import WaitForRun
@@ -239,14 +239,27 @@ async def test_a_run_the_store_could_not_take_gives_back_its_place_and_its_quota
     assert await rig.quota_left() == 1  # and only the stored run was counted
 
 
-async def test_the_loser_of_an_idempotency_race_is_refunded() -> None:
+async def test_the_losers_of_an_idempotency_race_get_the_winners_run_and_their_quota_back() -> None:
     rig = Rig([GATE, answer("once")], limit_per_min=5)
 
-    outcomes = await asyncio.gather(*(rig.post("pay", key="k") for _ in range(3)), return_exceptions=True)
+    outcomes = await asyncio.gather(*(rig.post("pay", key="k") for _ in range(3)))
+
+    assert len({o.run.id for o in outcomes}) == 1  # as a later retry would: the first run, replayed
+    assert [o.replayed for o in outcomes].count(False) == 1
+    assert len(rig.runs.added) == 1
+    assert await rig.quota_left() == 4
+    await rig.gate.wait_inside(1)
+    await rig.finish([o for o in outcomes if not o.replayed])
+
+
+async def test_a_racing_request_with_the_same_key_and_another_body_is_refused_as_a_mismatch() -> None:
+    rig = Rig([GATE, answer("once")], limit_per_min=5)
+
+    outcomes = await asyncio.gather(rig.post("pay", key="k"), rig.post("refund", key="k"), return_exceptions=True)
 
     accepted = [o for o in outcomes if isinstance(o, SubmitRunResult)]
     assert len(accepted) == 1
-    assert all(isinstance(o, IdempotencyConflict) for o in outcomes if o not in accepted)
+    assert [type(o) for o in outcomes if o not in accepted] == [IdempotencyMismatch]  # a 422, not a 409
     assert await rig.quota_left() == 4
     await rig.gate.wait_inside(1)
     await rig.finish(accepted)

@@ -1,14 +1,16 @@
-"""CreateRun: validate a request for a run in full, then store it pending."""
+"""CreateRun: validate a request for a run in full, then store it pending: the one way a run comes in."""
 
 import re
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from datetime import timedelta
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 import msgspec
 
 from agentkit.application.agents.catalog import AgentCatalog
 from agentkit.application.agents.profile import DEFAULT_AGENT
-from agentkit.application.errors import IdempotencyMismatch, UnknownAgent, WebhooksNotConfigured
+from agentkit.application.errors import IdempotencyConflict, IdempotencyMismatch, UnknownAgent, WebhooksNotConfigured
 from agentkit.application.ports.callback_url_guard import CallbackURLGuard
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.id_generator import IdGenerator
@@ -75,6 +77,15 @@ class ValidRunRequest(msgspec.Struct, frozen=True, kw_only=True):
     output_schema: dict[str, Any] | None = None
 
 
+HandOver: TypeAlias = Callable[[Run], Awaitable[None]]
+"""What a caller does with its run the moment it is stored (hands it to the scheduler, say)."""
+
+Admission: TypeAlias = Callable[["ValidRunRequest"], AbstractAsyncContextManager[HandOver]]
+"""A caller's admission of a request known to be valid and new: entering it takes what the run needs
+(a place among the runs in flight, the owner's quota) or refuses, and gives the hand-over; the run is
+stored and handed over inside it; leaving it with an error (the store failed) gives back what it took."""
+
+
 class CreateRunResult(msgspec.Struct, frozen=True, kw_only=True):
     """The stored run, and whether it was a replay of an earlier request with the same key."""
 
@@ -97,12 +108,16 @@ class CreateRun:
       the same key with another request is refused.
     - The agent must be configured (UnknownAgent otherwise); its limits stand in for the service's
       and its output schema for a request that gives none. The run records the agent and its version.
-    - A callback URL must pass the callback guard (http_fetch's SSRF rules, with DNS: `check_callback`,
-      the one check that does I/O); with webhooks off (no guard) a callback is refused.
+    - A callback URL must pass the callback guard (http_fetch's SSRF rules, with DNS: the one check
+      that does I/O); with webhooks off (no guard) a callback is refused.
+    - A caller that admits runs (SubmitRun: places in flight, the owner's quota) gives its
+      `Admission`: it is entered only for a request known to be valid and new, so nothing is counted
+      for a refused or replayed one, and the run is stored and handed over inside it.
+    - Two requests with one idempotency key at once: the second to store finds the first's run and
+      is answered as a replay of it, or refused if its request differs, like a later retry.
 
-    `execute` does it all; `validate`, `replay_of` and `store` are its three steps, in that order,
-    for a caller that has something to do between them (SubmitRun counts the request only once it
-    is known to be valid and new).
+    Every entry point (the HTTP API, the CLI, the MCP server, the library) creates runs through
+    `execute`: one way in.
     """
 
     def __init__(
@@ -129,14 +144,32 @@ class CreateRun:
         # a pending run that no executor picks up within its lease expires, so none waits forever
         self._pending_lease = None if pending_lease_s is None else timedelta(seconds=pending_lease_s)
 
-    async def execute(self, inp: CreateRunInput) -> CreateRunResult:
-        """Validate and store the run (or return the earlier run this request repeats)."""
+    async def execute(self, inp: CreateRunInput, *, admission: Admission | None = None) -> CreateRunResult:
+        """Validate and store the run (or return the earlier run this request repeats).
+
+        Raises:
+            InvalidGoal, InvalidOutputSchema, InvalidTools, UnknownAgent, InvalidCallbackURL,
+            WebhooksNotConfigured: the request is not acceptable (nothing was read or stored).
+            IdempotencyMismatch: the idempotency key was used with a different request.
+            ApplicationError: what `admission` refuses with (Overloaded, RateLimited, ...).
+        """
         valid = self.validate(inp)
-        await self.check_callback(inp)
-        earlier = await self.replay_of(inp)
+        await self._check_callback(inp)
+        earlier = await self._replay_of(inp)
         if earlier is not None:
             return CreateRunResult(run=earlier, replayed=True)
-        return CreateRunResult(run=await self.store(valid))
+        try:
+            if admission is None:
+                return CreateRunResult(run=await self._store(valid))
+            async with admission(valid) as hand_over:
+                run = await self._store(valid)
+                await hand_over(run)
+            return CreateRunResult(run=run)
+        except IdempotencyConflict:
+            earlier = await self._replay_of(inp)  # a request with the same key stored its run first
+            if earlier is None:
+                raise
+            return CreateRunResult(run=earlier, replayed=True)
 
     def validate(self, inp: CreateRunInput) -> ValidRunRequest:
         """Check the request (no I/O).
@@ -177,7 +210,7 @@ class CreateRun:
             output_schema=inp.output_schema if inp.output_schema is not None or agent is None else agent.output_schema,
         )
 
-    async def check_callback(self, inp: CreateRunInput) -> None:
+    async def _check_callback(self, inp: CreateRunInput) -> None:
         """Check the callback URL, if the request has one (its host is resolved: after `validate`).
 
         Raises:
@@ -192,7 +225,7 @@ class CreateRun:
             )
         await self._callbacks.check(inp.callback_url)
 
-    async def replay_of(self, inp: CreateRunInput) -> Run | None:
+    async def _replay_of(self, inp: CreateRunInput) -> Run | None:
         """The run an earlier request with the same idempotency key created, if any.
 
         Raises:
@@ -205,7 +238,7 @@ class CreateRun:
             raise IdempotencyMismatch("this Idempotency-Key was already used with a different request")
         return earlier
 
-    async def store(self, valid: ValidRunRequest) -> Run:
+    async def _store(self, valid: ValidRunRequest) -> Run:
         """Store the pending run.
 
         Raises:

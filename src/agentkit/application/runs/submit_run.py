@@ -1,6 +1,7 @@
 """SubmitRun: accept a run, start it in the background, and wait a while for it to end."""
 
 import contextlib
+from collections.abc import AsyncIterator
 
 import msgspec
 import structlog
@@ -12,7 +13,7 @@ from agentkit.application.ports.run_admission import RunAdmission
 from agentkit.application.ports.run_events import RunEvents
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.run_scheduler import RunScheduler
-from agentkit.application.runs.create_run import CreateRun, CreateRunInput, ValidRunRequest
+from agentkit.application.runs.create_run import CreateRun, CreateRunInput, HandOver, ValidRunRequest
 from agentkit.application.runs.waiting import until_ended
 from agentkit.domain.run import Run
 
@@ -74,21 +75,35 @@ class SubmitRun:
 
     async def execute(self, inp: CreateRunInput, *, wait_s: float) -> SubmitRunResult:
         """Accept the run; return it finished, or as it stands after `wait_s` seconds."""
-        valid = self._create.validate(inp)
-        await self._create.check_callback(inp)
-        earlier = await self._create.replay_of(inp)
-        if earlier is not None:
-            return await self._settle(earlier, wait_s, replayed=True)
+        created = await self._create.execute(inp, admission=self._admitted)
+        return await self._settle(created.run, wait_s, replayed=created.replayed)
+
+    @contextlib.asynccontextmanager
+    async def _admitted(self, valid: ValidRunRequest) -> AsyncIterator[HandOver]:
+        """A place among the runs in flight and the owner's quota, taken for a valid, new request.
+
+        The place is held until the run's executor has it (the hand-over); the quota is given back
+        if the run was not stored after all (an outage, a concurrent request with the same key, a
+        cancel); if that fails too, the request stays counted until the window slides.
+        """
         if not self._scheduler.accepting:
             raise ShuttingDown("the server is shutting down; retry the request")
         if not self._admission.try_reserve():
             raise Overloaded(OVERLOADED_RETRY_AFTER_S)
         try:
-            run = await self._store_within_quota(valid)
-            await self._submit(run)  # from here the run's executor holds its place until the run ends
+            key = f"runs:{valid.request.owner}"
+            decision = await self._limiter.hit(key, limit=self._limit_per_min, window_s=RATE_WINDOW_S)
+            if not decision.allowed:
+                raise RateLimited(decision.retry_after_s)
+            try:
+                yield self._submit  # from there the run's executor holds its place until the run ends
+            except BaseException:
+                if decision.receipt is not None:
+                    with contextlib.suppress(ApplicationError):
+                        await self._limiter.refund(key, decision.receipt)
+                raise
         finally:
             self._admission.release()
-        return await self._settle(run, wait_s, replayed=False)
 
     async def _submit(self, run: Run) -> None:
         try:
@@ -97,21 +112,6 @@ class SubmitRun:
             # stored but not handed over (the queue is down): the sweeper hands it over once its
             # lease lapses, so the run is accepted all the same
             logger.warning("run_submit_deferred", run_id=run.id, exc_info=True)
-
-    async def _store_within_quota(self, valid: ValidRunRequest) -> Run:
-        key = f"runs:{valid.request.owner}"
-        decision = await self._limiter.hit(key, limit=self._limit_per_min, window_s=RATE_WINDOW_S)
-        if not decision.allowed:
-            raise RateLimited(decision.retry_after_s)
-        try:
-            return await self._create.store(valid)
-        except BaseException:
-            if decision.receipt is not None:
-                # not accepted after all (outage, a concurrent request with the same key, cancel):
-                # give the quota back; if that fails too, the request stays counted until the window slides
-                with contextlib.suppress(ApplicationError):
-                    await self._limiter.refund(key, decision.receipt)
-            raise
 
     async def _settle(self, run: Run, wait_s: float, *, replayed: bool) -> SubmitRunResult:
         if replayed or (wait_s > 0 and not run.is_at_rest):
