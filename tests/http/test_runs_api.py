@@ -302,3 +302,20 @@ async def test_a_tool_with_a_typed_hidden_context_runs_over_http(api_factory: Ap
     tools = (await api.get("/v1/tools", headers=headers())).json()
     saved = next(t for t in tools if t["name"] == "save_paper")
     assert set(saved["parameters"]["properties"]) == {"title", "content"}  # the context is not shown
+
+
+async def test_state_in_memory_keeps_only_the_latest_ended_runs(memory_api_factory: ApiFactory) -> None:
+    api = await memory_api_factory([answer(f"answer {n}") for n in range(4)], memory_max_runs=2)
+
+    created = [(await api.post("/v1/runs", json={"goal": f"q{n}"}, headers=headers())).json() for n in range(4)]
+
+    assert [run["status"] for run in created] == ["succeeded"] * 4
+    for forgotten in created[:2]:  # the runs that ended longest ago, with everything kept of them
+        assert (await api.get(f"/v1/runs/{forgotten['id']}", headers=headers())).status_code == 404
+        assert (await api.get(f"/v1/runs/{forgotten['id']}/trace", headers=headers())).status_code == 404
+    for run in created[2:]:
+        kept = await api.get(f"/v1/runs/{run['id']}/trace", headers=headers())
+        assert kept.status_code == 200
+        assert len(kept.json()["steps"]) == 1
+    listed = (await api.get("/v1/runs", headers=headers())).json()
+    assert [run["id"] for run in listed["runs"]] == [run["id"] for run in reversed(created[2:])]

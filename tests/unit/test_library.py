@@ -1,5 +1,8 @@
 """AgentKit from Python: `from agentkit import Agent, tool`."""
 
+import gc
+import sys
+
 import msgspec
 
 import agentkit
@@ -98,3 +101,38 @@ def test_every_name_the_package_exports_can_be_imported_from_it() -> None:
 
     assert missing == []
     assert {"context_provider", "extend"} <= set(agentkit.__all__)
+
+
+async def test_one_agent_serves_many_runs_in_bounded_memory() -> None:
+    # a run that never waits (a scripted model, an async tool that answers at once) is the hardest
+    # case: nothing else runs between two runs to clean up after the first
+    turns = [call("add", a=1, b=n) for n in range(3)] + [LLMResponse(text="done")]
+    llm = ScriptedLLMClient(turns * 400)
+    llm.record_requests = False  # the test's model would keep every request it was sent
+    agent = Agent(llm=llm, tools=[add])
+    blocks: dict[int, int] = {}
+
+    for n in range(1, 401):
+        result = await agent.run("count")
+        assert result.ok and len(result.steps) == 7
+        if n in (100, 400):
+            del result
+            gc.collect()
+            blocks[n] = sys.getallocatedblocks()
+
+    # about 150 memory blocks a run were kept for the life of the Agent (steps, messages, events, timers)
+    assert blocks[400] - blocks[100] < 300, "an Agent keeps something of every run it served"
+    assert await agent.recent() == []
+    await agent.aclose()
+
+
+async def test_keep_runs_keeps_the_latest_ended_runs_for_inspection() -> None:
+    agent = Agent(llm=ScriptedLLMClient([LLMResponse(text=f"answer {n}") for n in range(5)]), keep_runs=2)
+
+    for n in range(5):
+        await agent.run(f"question {n}")
+
+    kept = await agent.recent()
+    assert [result.answer for result in kept] == ["answer 4", "answer 3"]
+    assert [len(result.steps) for result in kept] == [1, 1]
+    await agent.aclose()

@@ -19,9 +19,9 @@ class InMemoryRunRepository(RunRepository):
     """Runs in a dict; the same rules as the Postgres repository (fencing, idempotency keys).
 
     Bounded: a process that keeps its state in memory must not grow with every run it ever served.
-    At most `max_finished` runs in a terminal status are kept (None: all); when a new run is added,
-    the runs that ended longest ago beyond that are forgotten, and whoever keeps data per run (the
-    trace, the event log) is told (`on_forget`). Runs that have not ended are never forgotten.
+    At most `max_finished` runs in a terminal status are kept (None: all); when a run ends, the runs
+    that ended longest ago beyond that are forgotten, and whoever keeps data per run (the trace, the
+    event log) is told (`on_forget`). Runs that have not ended are never forgotten.
     """
 
     def __init__(self, *, max_finished: int | None = None) -> None:
@@ -52,6 +52,7 @@ class InMemoryRunRepository(RunRepository):
         self._runs[run.id] = run
         if run.status.is_terminal and run.id not in self._finished:
             self._finished[run.id] = None
+            self._make_room()
 
     def _make_room(self) -> None:
         bound = self._max_finished
@@ -63,8 +64,7 @@ class InMemoryRunRepository(RunRepository):
             self.forget(oldest)
 
     async def add(self, run: Run) -> None:
-        """Store a new run (forgetting the runs that ended longest ago past the bound)."""
-        self._make_room()
+        """Store a new run."""
         if run.idempotency_key is not None:
             key = (run.owner, run.idempotency_key)
             if key in self._by_key:

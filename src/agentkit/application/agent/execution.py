@@ -17,6 +17,7 @@ from agentkit.application.errors import LLMError, StaleAttempt, StoreUnavailable
 from agentkit.application.tools.context import ToolContext
 from agentkit.application.tools.final_result import final_result_tool
 from agentkit.application.tools.registry import ToolRegistry
+from agentkit.application.tools.within import TimeLimitPassed, call_within
 from agentkit.domain import run as runs
 from agentkit.domain.actions import ActionKind, Decision, PendingCall, call_digest
 from agentkit.domain.messages import LLMResponse, Message, ToolCall
@@ -128,12 +129,9 @@ class RunExecution:
         else:
             logger.info("run_started", goal_chars=len(self.run.goal), max_steps=self.run.max_steps)
         try:
-            async with asyncio.timeout(config.run_timeout_s):
-                state = await self._open(resuming)
-                if isinstance(state, Run):
-                    return state
-                return await self._turns(state)
-        except TimeoutError:
+            # a timer only once the run waits on something: one that never does (a scripted model) arms none
+            return await call_within(self._to_the_end(resuming), config.run_timeout_s)
+        except TimeLimitPassed:
             return self._end(RunStatus.TIMED_OUT, f"the run took longer than {config.run_timeout_s:g} s")
         except LLMError as exc:
             return self._end(RunStatus.FAILED, f"the LLM call failed: {exc}")
@@ -144,6 +142,12 @@ class RunExecution:
         except Exception as exc:
             logger.exception("run_crashed")
             return self._end(RunStatus.FAILED, f"internal error: {type(exc).__name__}")
+
+    async def _to_the_end(self, resuming: bool) -> Run:
+        state = await self._open(resuming)
+        if isinstance(state, Run):
+            return state
+        return await self._turns(state)
 
     async def _open(self, resuming: bool) -> LoopState | Run:
         """The conversation to go on with and the policy's state; or the run's end, if its steps decided it."""

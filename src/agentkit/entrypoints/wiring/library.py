@@ -44,7 +44,8 @@ def library_container(
 ) -> AsyncContainer:
     """A container for one `Agent`, its state in memory; nothing is read from the environment.
 
-    The in-memory state keeps `keep_runs` ended runs (the Agent forgets each run it returned when 0).
+    The in-memory state keeps `keep_runs` ended runs, at least the last one (the Agent forgets each
+    run it returned when `keep_runs` is 0).
 
     Logging is quiet unless the caller configured it: see `quiet_library_logging`.
     """
@@ -58,7 +59,7 @@ def library_container(
         run_token_budget=token_budget,
         max_goal_chars=LIBRARY_MAX_GOAL_CHARS,
         metrics_enabled=False,  # no /metrics to serve them
-        memory_max_runs=keep_runs,
+        memory_max_runs=max(keep_runs, 1),  # the run just ended stays until the Agent has read it
     )
     config = AgentConfig(
         system_prompt=system_prompt,
