@@ -1,4 +1,4 @@
-"""State in memory is bounded: past MEMORY_MAX_RUNS the runs that ended longest ago are forgotten with all kept of them."""
+"""State in memory is bounded: past MEMORY_MAX_RUNS the runs that ended longest ago are forgotten."""
 
 from datetime import UTC, datetime, timedelta
 
