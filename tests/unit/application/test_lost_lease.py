@@ -1,4 +1,7 @@
-"""An executor that may have lost its run's lease checks before it asks the model again; one that lost it stops."""
+"""An executor that may have lost its run's lease checks before it asks the model again; one that lost it stops.
+
+And the sweeper takes a run over only once its lease lapsed by a margin.
+"""
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -8,10 +11,12 @@ import pytest
 from agentkit.adapters.memory import FixedClock, InMemoryRunRepository
 from agentkit.application.agent import AgentConfig
 from agentkit.application.errors import StaleAttempt
+from agentkit.application.runs.create_run import CreateRunInput
+from agentkit.application.runs.recover_runs import RecoverLapsedRuns, RecoveryPass, lapse_grace_s
 from agentkit.application.tools import tool
 from agentkit.domain.ids import RunId
 from agentkit.domain.run import Run, RunStatus
-from tests.unit.application.harness import Harness, answer, call, calls
+from tests.unit.application.harness import OWNER, Harness, answer, call, calls
 
 RUN_1 = RunId("run-1")
 LEASE_S = 30.0
@@ -137,3 +142,25 @@ async def test_a_side_effect_recorded_on_a_run_held_past_its_first_lease_renews_
     # the save that recorded the call carried a fresh lease, not the claim's (40 s past by then):
     # a sweeper looking while the side effect ran found nothing to take over
     assert lapsed_during_charge == [[]]
+
+
+async def test_the_sweeper_takes_a_run_over_only_once_its_lease_lapsed_by_the_grace() -> None:
+    lease_s = 3.0
+    h = Harness([answer("done")], config=AgentConfig(lease_s=lease_s))
+    run = (await h.create.execute(CreateRunInput(owner=OWNER, goal="left behind"))).run
+    now = h.clock.now()
+    # an executor took it and stopped renewing (it died, or its renewal is on its way)
+    assert await h.runs.claim(run.id, attempt=0, now=now, until=now + timedelta(seconds=lease_s)) is not None
+    recover = RecoverLapsedRuns(
+        runs=h.runs, scheduler=h.scheduler, clock=h.clock, max_attempts=3, grace_s=lapse_grace_s(lease_s)
+    )
+
+    h.clock.advance(lease_s + 0.4)  # lapsed 0.4 s ago: within the grace (half a second for a 3 s lease)
+    assert await recover.execute() == RecoveryPass()
+    h.clock.advance(0.2)
+    assert await recover.execute() == RecoveryPass(resumed=1)
+
+    await h.scheduler.shutdown(30)
+    done = await h.runs.get(run.id)
+    assert done is not None
+    assert (done.status, done.attempt) == (RunStatus.SUCCEEDED, 2)
