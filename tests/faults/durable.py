@@ -13,10 +13,14 @@
 - Each run: lookup, then charge, then the answer: three LLM steps and two tool steps.
 """
 
+import contextlib
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -260,3 +264,15 @@ def wait_for(predicate: Any, timeout_s: float, what: str) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} did not happen within {timeout_s:g} s")
         time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def busy_cpus(count: int) -> Iterator[None]:
+    """`count` processes that each keep a core busy while the block runs: a loaded machine."""
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait(30)

@@ -8,6 +8,7 @@ asked for twice (a stored one asked for again, or one asked for by two live work
 """
 
 import asyncio
+import os
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -19,12 +20,15 @@ from sqlalchemy import select
 from agentkit.adapters.postgres import create_engine, parse_database_url
 from agentkit.adapters.postgres.tables import runs as runs_table
 from tests.faults.conftest import FaultStack
-from tests.faults.durable import CountingModel, QueueWorld, asked_twice, wait_for
+from tests.faults.durable import CountingModel, QueueWorld, asked_twice, busy_cpus, wait_for
 
 pytestmark = pytest.mark.faults
 
 RUNS = 50
 LEASE_S = 3.0
+# AGENTKIT_FAULT_CPU_BURNERS=4: processes spinning on the cores while 50 runs go through the kill
+# (4 on a 2-core machine: twice as much work as it has cores), for the figures in docs/benchmarks.md
+CPU_BURNERS = int(os.environ.get("AGENTKIT_FAULT_CPU_BURNERS") or 0)
 # The bound on a whole scenario: a lease period for the dead worker's runs to lapse, a sweep, and
 # the remaining work, with ample room for a loaded two-core machine.
 SETTLE_S = 180.0
@@ -73,46 +77,61 @@ async def settled(client: httpx.AsyncClient, ids: list[str], timeout_s: float = 
     return [ended[run_id] for run_id in ids]
 
 
-async def assert_nothing_repeated(
+async def repeated_answers(
     world: QueueWorld, client: httpx.AsyncClient, runs: list[dict[str, Any]], *, killed: frozenset[str] = frozenset()
-) -> None:
-    """No LLM response asked for twice (but what the `killed` workers asked); no `charge` call executed twice."""
+) -> dict[str, list[str]]:
+    """The runs with an LLM response asked for twice (but what the `killed` workers asked), and which."""
     repeated: dict[str, list[str]] = {}
     for run in runs:
         trace = (await client.get(f"/v1/runs/{run['id']}/trace")).json()
         found = asked_twice(world.model, run["goal"], trace, lost=killed)
         if found:
             repeated[run["id"]] = found
-    assert repeated == {}
+    return repeated
+
+
+async def assert_nothing_repeated(
+    world: QueueWorld, client: httpx.AsyncClient, runs: list[dict[str, Any]], *, killed: frozenset[str] = frozenset()
+) -> None:
+    """No LLM response asked for twice (but what the `killed` workers asked); no `charge` call executed twice."""
+    assert await repeated_answers(world, client, runs, killed=killed) == {}
     twice = {call: count for call, count in world.charged().items() if count > 1}
     assert twice == {}
 
 
 async def test_kill_9_of_one_of_two_workers_with_50_runs_in_flight_loses_none(world: QueueWorld) -> None:
     goals = [f"task {i}" for i in range(RUNS)]
-    async with world.client() as client:
-        ids = await submit(client, goals)
-        # in flight on both workers, waiting on the model or inside `lookup` (idempotent): half the first
-        # answers are out, and no run has reached `charge` yet (its kill has a test of its own below,
-        # since a side effect that may have happened is never repeated: such a run fails, saying so)
-        await asyncio.to_thread(wait_for, lambda: world.model.total >= RUNS // 2, 120, "runs in flight")
-        killed_at = time.monotonic()
-        await asyncio.to_thread(world.workers[0].kill)
+    killed = frozenset({"worker-0"})
+    with busy_cpus(CPU_BURNERS):
+        async with world.client() as client:
+            ids = await submit(client, goals)
+            # in flight on both workers, waiting on the model or inside `lookup` (idempotent): half the
+            # first answers are out, and no run has reached `charge` yet (its kill has a test of its own
+            # below, since a side effect that may have happened is never repeated: such a run fails, saying so)
+            await asyncio.to_thread(wait_for, lambda: world.model.total >= RUNS // 2, 120, "runs in flight")
+            killed_at = time.monotonic()
+            await asyncio.to_thread(world.workers[0].kill)
 
-        runs = await settled(client, ids)
-        settled_after_s = time.monotonic() - killed_at
+            runs = await settled(client, ids)
+            settled_after_s = time.monotonic() - killed_at
+            repeated = await repeated_answers(world, client, runs, killed=killed)
+    survivor = world.workers[1].count("run_resumed", "run_lost_lease", "lease_confirmed")
 
-        statuses = [run["status"] for run in runs]
-        others = {run["id"]: (run["status"], run["failure_reason"]) for run in runs if run["status"] != "succeeded"}
-        assert statuses.count("succeeded") >= RUNS - 1, others
-        assert all(reason for _, reason in others.values())  # the rest say why
-        await assert_nothing_repeated(world, client, runs, killed=frozenset({"worker-0"}))
-        resumed = world.workers[1].count("run_resumed")["run_resumed"]
-    assert resumed >= 1  # the dead worker's runs were taken over, not started over
+    statuses = [run["status"] for run in runs]
+    others = {run["id"]: (run["status"], run["failure_reason"]) for run in runs if run["status"] != "succeeded"}
     print(
-        f"\nkill -9 of 1 of 2 workers, {RUNS} runs: {statuses.count('succeeded')} succeeded, "
-        f"{resumed} resumed, all ended {settled_after_s:.1f} s after the kill (lease {LEASE_S:g} s)"
+        f"\nkill -9 of 1 of 2 workers, {RUNS} runs, {CPU_BURNERS} busy processes: "
+        f"{statuses.count('succeeded')} succeeded, {survivor['run_resumed']} resumed, all ended "
+        f"{settled_after_s:.1f} s after the kill (lease {LEASE_S:g} s); answers asked for twice: "
+        f"{sum(map(len, repeated.values()))} in {len(repeated)} runs; the survivor lost "
+        f"{survivor['run_lost_lease']} leases, confirmed {survivor['lease_confirmed']}; "
+        f"not succeeded: {sorted(str(reason)[:60] for _, reason in others.values())}"
     )
+    assert statuses.count("succeeded") >= RUNS - 1, others
+    assert all(reason for _, reason in others.values())  # the rest say why
+    assert repeated == {}
+    assert {call: count for call, count in world.charged().items() if count > 1} == {}
+    assert survivor["run_resumed"] >= 1  # the dead worker's runs were taken over, not started over
 
 
 async def test_a_worker_killed_while_a_side_effect_runs_fails_that_run_instead_of_repeating_it(
