@@ -119,13 +119,19 @@ async def test_kill_9_of_one_of_two_workers_with_50_runs_in_flight_loses_none(wo
 
     statuses = [run["status"] for run in runs]
     others = {run["id"]: (run["status"], run["failure_reason"]) for run in runs if run["status"] != "succeeded"}
+    # who made the side effect of each run that did not succeed: the killed worker, or a live one
+    charged_by = sorted(
+        "+".join(world.model.callers[serial] for serial in world.model.requests[(run["goal"], 1)])
+        for run in runs
+        if run["status"] != "succeeded"
+    )
     print(
         f"\nkill -9 of 1 of 2 workers, {RUNS} runs, {CPU_BURNERS} busy processes: "
         f"{statuses.count('succeeded')} succeeded, {survivor['run_resumed']} resumed, all ended "
         f"{settled_after_s:.1f} s after the kill (lease {LEASE_S:g} s); answers asked for twice: "
         f"{sum(map(len, repeated.values()))} in {len(repeated)} runs; the survivor lost "
         f"{survivor['run_lost_lease']} leases, confirmed {survivor['lease_confirmed']}; "
-        f"not succeeded: {sorted(str(reason)[:60] for _, reason in others.values())}"
+        f"not succeeded: {sorted(str(reason)[:40] for _, reason in others.values())}, charge asked by {charged_by}"
     )
     assert statuses.count("succeeded") >= RUNS - 1, others
     assert all(reason for _, reason in others.values())  # the rest say why
