@@ -5,15 +5,22 @@
   (`r<n>`) in its text, so a stored LLM step says which request produced it, and the server keeps
   every request it was sent: a stored response asked for again would show as a later request for
   the same goal and turn.
+  Each process has a base URL of its own (`/<name>/v1`), so the server also knows who asked.
 - The tools: `lookup` (idempotent, slow enough to be killed in) and `charge` (not idempotent: every
-  execution appends a line to a file first, so a repeated side effect shows).
+  execution appends a line to a file first, so a repeated side effect shows). With FAULT_STALL_ONCE
+  set (a file path), the first `lookup` of the whole world blocks its worker's event loop for
+  FAULT_STALL_S (time.sleep in an async tool: no renewal, no sweep, nothing runs there meanwhile).
 - Each run: lookup, then charge, then the answer: three LLM steps and two tool steps.
 """
 
+import contextlib
 import json
+import subprocess
+import sys
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -26,6 +33,7 @@ TOOLS = '''"""The durable-runs suite's tools."""
 
 import asyncio
 import os
+import time
 
 from agentkit import ToolContext, tool
 
@@ -38,6 +46,15 @@ async def lookup(q: str) -> str:
         q: What to look up.
     """
     await asyncio.sleep(float(os.environ["FAULT_LOOKUP_S"]))
+    once = os.environ.get("FAULT_STALL_ONCE")
+    if once:
+        try:
+            with open(once, "x") as marker:  # the first lookup anywhere stalls, no other
+                marker.write(os.environ["FAULT_WORKER"])
+        except FileExistsError:
+            pass
+        else:
+            time.sleep(float(os.environ["FAULT_STALL_S"]))  # blocks the event loop, as a stuck process would
     return f"found {q}"
 
 
@@ -80,7 +97,7 @@ def _call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 class CountingModel:
-    """The scripted model server; `requests[(goal, turn)]` lists the serials it answered with.
+    """The scripted model server; `requests[(goal, turn)]` lists the serials it answered with, `callers` who asked.
 
     Args:
         delay_s: How long each answer takes (runs wait on the model, and can be killed there).
@@ -89,6 +106,7 @@ class CountingModel:
     def __init__(self, delay_s: float = 0.1) -> None:
         self.delay_s = delay_s
         self.requests: dict[tuple[str, int], list[int]] = defaultdict(list)
+        self.callers: dict[int, str] = {}  # serial -> the process that asked (its base URL's name)
         self._lock = threading.Lock()
         self._serial = 0
         model = self
@@ -99,10 +117,12 @@ class CountingModel:
                 messages = body["messages"]
                 goal = next(m["content"] for m in messages if m["role"] == "user")
                 turn = sum(1 for m in messages if m["role"] == "assistant")
+                caller = self.path.split("/v1/")[0].strip("/")
                 with model._lock:
                     model._serial += 1
                     serial = model._serial
                     model.requests[(goal, turn)].append(serial)
+                    model.callers[serial] = caller
                 time.sleep(model.delay_s)
                 payload = json.dumps(_completion(serial, turn, goal)).encode()
                 self.send_response(200)
@@ -116,7 +136,12 @@ class CountingModel:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.root = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.url = f"{self.root}/v1"
+
+    def url_for(self, caller: str) -> str:
+        """The base URL a process named `caller` uses: the server records who asked."""
+        return f"{self.root}/{caller}/v1"
 
     def __enter__(self) -> "CountingModel":
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
@@ -161,10 +186,11 @@ class QueueWorld:
         self.api = self._process("api", "serve")
         self.workers: list[AppServer] = []
 
-    def _process(self, name: str, command: str) -> AppServer:
-        process = self.stack.app(name, command=command, **self.settings)
+    def _process(self, name: str, command: str, **settings: str) -> AppServer:
+        process = self.stack.app(name, command=command, **self.settings, FAULT_WORKER=name, **settings)
         (process.work / "durable_tools.py").write_text(TOOLS)
         process.env["AGENTKIT_TOOL_MODULES"] = "durable_tools"
+        process.env["LLM_BASE_URL"] = self.model.url_for(name)
         return process
 
     def start(self, workers: int = 2) -> None:
@@ -173,9 +199,9 @@ class QueueWorld:
         for index in range(workers):
             self.add_worker(f"worker-{index}")
 
-    def add_worker(self, name: str) -> AppServer:
-        """Start one more worker."""
-        worker = self._process(name, "worker")
+    def add_worker(self, name: str, **settings: str) -> AppServer:
+        """Start one more worker (with these settings of its own)."""
+        worker = self._process(name, "worker", **settings)
         worker.start()
         self.workers.append(worker)
         return worker
@@ -211,6 +237,26 @@ def repeated_llm_requests(model: CountingModel, goal: str, trace: dict[str, Any]
     return found
 
 
+def asked_twice(
+    model: CountingModel, goal: str, trace: dict[str, Any], *, lost: frozenset[str] = frozenset()
+) -> list[str]:
+    """The run's turns whose answer the model was asked for twice (should be none).
+
+    Either a stored answer asked for again (`repeated_llm_requests`), or a turn asked for by two
+    executors that lived on: one may have been a stale one that went on after another attempt took
+    the run. A question asked by a worker that was killed (`lost`), its answer never stored, must be
+    asked again; it does not count.
+    """
+    found = repeated_llm_requests(model, goal, trace)
+    asked = sorted((turn, serials) for (g, turn), serials in model.requests.items() if g == goal)
+    for turn, serials in asked:
+        live = [serial for serial in serials if model.callers[serial] not in lost]
+        if len(live) > 1 and not any(line.startswith(f"turn {turn}:") for line in found):
+            callers = [model.callers[serial] for serial in live]
+            found.append(f"turn {turn}: asked as {live} by {callers}")
+    return found
+
+
 def wait_for(predicate: Any, timeout_s: float, what: str) -> None:
     """Poll `predicate` until it holds (bounded generously: a loaded machine is slow)."""
     deadline = time.monotonic() + timeout_s
@@ -218,3 +264,15 @@ def wait_for(predicate: Any, timeout_s: float, what: str) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"{what} did not happen within {timeout_s:g} s")
         time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def busy_cpus(count: int) -> Iterator[None]:
+    """`count` processes that each keep a core busy while the block runs: a loaded machine."""
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait(30)

@@ -2,11 +2,13 @@
 
 Every test starts the real processes (`agentkit serve` and `agentkit worker`) on private PostgreSQL
 and Redis, with the counting model and the counted tools of `tests.faults.durable`. What each
-asserts: every accepted run ends in a terminal status, resumed runs succeed, no stored LLM response
-is asked for twice, and `charge` (not idempotent) never runs twice for the same call.
+asserts: every accepted run ends in a terminal status, resumed runs succeed, no LLM response is
+asked for twice (a stored one asked for again, or one asked for by two live workers), and `charge`
+(not idempotent) never runs twice for the same call.
 """
 
 import asyncio
+import os
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -18,12 +20,15 @@ from sqlalchemy import select
 from agentkit.adapters.postgres import create_engine, parse_database_url
 from agentkit.adapters.postgres.tables import runs as runs_table
 from tests.faults.conftest import FaultStack
-from tests.faults.durable import CountingModel, QueueWorld, repeated_llm_requests, wait_for
+from tests.faults.durable import CountingModel, QueueWorld, asked_twice, busy_cpus, wait_for
 
 pytestmark = pytest.mark.faults
 
 RUNS = 50
 LEASE_S = 3.0
+# AGENTKIT_FAULT_CPU_BURNERS=4: processes spinning on the cores while 50 runs go through the kill
+# (4 on a 2-core machine: twice as much work as it has cores), for the figures in docs/benchmarks.md
+CPU_BURNERS = int(os.environ.get("AGENTKIT_FAULT_CPU_BURNERS") or 0)
 # The bound on a whole scenario: a lease period for the dead worker's runs to lapse, a sweep, and
 # the remaining work, with ample room for a loaded two-core machine.
 SETTLE_S = 180.0
@@ -72,44 +77,67 @@ async def settled(client: httpx.AsyncClient, ids: list[str], timeout_s: float = 
     return [ended[run_id] for run_id in ids]
 
 
-async def assert_nothing_repeated(world: QueueWorld, client: httpx.AsyncClient, runs: list[dict[str, Any]]) -> None:
-    """No stored LLM response asked for twice; no `charge` call executed twice."""
+async def repeated_answers(
+    world: QueueWorld, client: httpx.AsyncClient, runs: list[dict[str, Any]], *, killed: frozenset[str] = frozenset()
+) -> dict[str, list[str]]:
+    """The runs with an LLM response asked for twice (but what the `killed` workers asked), and which."""
     repeated: dict[str, list[str]] = {}
     for run in runs:
         trace = (await client.get(f"/v1/runs/{run['id']}/trace")).json()
-        found = repeated_llm_requests(world.model, run["goal"], trace)
+        found = asked_twice(world.model, run["goal"], trace, lost=killed)
         if found:
             repeated[run["id"]] = found
-    assert repeated == {}
+    return repeated
+
+
+async def assert_nothing_repeated(
+    world: QueueWorld, client: httpx.AsyncClient, runs: list[dict[str, Any]], *, killed: frozenset[str] = frozenset()
+) -> None:
+    """No LLM response asked for twice (but what the `killed` workers asked); no `charge` call executed twice."""
+    assert await repeated_answers(world, client, runs, killed=killed) == {}
     twice = {call: count for call, count in world.charged().items() if count > 1}
     assert twice == {}
 
 
 async def test_kill_9_of_one_of_two_workers_with_50_runs_in_flight_loses_none(world: QueueWorld) -> None:
     goals = [f"task {i}" for i in range(RUNS)]
-    async with world.client() as client:
-        ids = await submit(client, goals)
-        # in flight on both workers, waiting on the model or inside `lookup` (idempotent): half the first
-        # answers are out, and no run has reached `charge` yet (its kill has a test of its own below,
-        # since a side effect that may have happened is never repeated: such a run fails, saying so)
-        await asyncio.to_thread(wait_for, lambda: world.model.total >= RUNS // 2, 120, "runs in flight")
-        killed_at = time.monotonic()
-        await asyncio.to_thread(world.workers[0].kill)
+    killed = frozenset({"worker-0"})
+    with busy_cpus(CPU_BURNERS):
+        async with world.client() as client:
+            ids = await submit(client, goals)
+            # in flight on both workers, waiting on the model or inside `lookup` (idempotent): half the
+            # first answers are out, and no run has reached `charge` yet (its kill has a test of its own
+            # below, since a side effect that may have happened is never repeated: such a run fails, saying so)
+            await asyncio.to_thread(wait_for, lambda: world.model.total >= RUNS // 2, 120, "runs in flight")
+            killed_at = time.monotonic()
+            await asyncio.to_thread(world.workers[0].kill)
 
-        runs = await settled(client, ids)
-        settled_after_s = time.monotonic() - killed_at
+            runs = await settled(client, ids)
+            settled_after_s = time.monotonic() - killed_at
+            repeated = await repeated_answers(world, client, runs, killed=killed)
+    survivor = world.workers[1].count("run_resumed", "run_lost_lease", "lease_confirmed")
 
-        statuses = [run["status"] for run in runs]
-        others = {run["id"]: (run["status"], run["failure_reason"]) for run in runs if run["status"] != "succeeded"}
-        assert statuses.count("succeeded") >= RUNS - 1, others
-        assert all(reason for _, reason in others.values())  # the rest say why
-        await assert_nothing_repeated(world, client, runs)
-        resumed = world.workers[1].count("run_resumed")["run_resumed"]
-    assert resumed >= 1  # the dead worker's runs were taken over, not started over
-    print(
-        f"\nkill -9 of 1 of 2 workers, {RUNS} runs: {statuses.count('succeeded')} succeeded, "
-        f"{resumed} resumed, all ended {settled_after_s:.1f} s after the kill (lease {LEASE_S:g} s)"
+    statuses = [run["status"] for run in runs]
+    others = {run["id"]: (run["status"], run["failure_reason"]) for run in runs if run["status"] != "succeeded"}
+    # who made the side effect of each run that did not succeed: the killed worker, or a live one
+    charged_by = sorted(
+        "+".join(world.model.callers[serial] for serial in world.model.requests[(run["goal"], 1)])
+        for run in runs
+        if run["status"] != "succeeded"
     )
+    print(
+        f"\nkill -9 of 1 of 2 workers, {RUNS} runs, {CPU_BURNERS} busy processes: "
+        f"{statuses.count('succeeded')} succeeded, {survivor['run_resumed']} resumed, all ended "
+        f"{settled_after_s:.1f} s after the kill (lease {LEASE_S:g} s); answers asked for twice: "
+        f"{sum(map(len, repeated.values()))} in {len(repeated)} runs; the survivor lost "
+        f"{survivor['run_lost_lease']} leases, confirmed {survivor['lease_confirmed']}; "
+        f"not succeeded: {sorted(str(reason)[:40] for _, reason in others.values())}, charge asked by {charged_by}"
+    )
+    assert statuses.count("succeeded") >= RUNS - 1, others
+    assert all(reason for _, reason in others.values())  # the rest say why
+    assert repeated == {}
+    assert {call: count for call, count in world.charged().items() if count > 1} == {}
+    assert survivor["run_resumed"] >= 1  # the dead worker's runs were taken over, not started over
 
 
 async def test_a_worker_killed_while_a_side_effect_runs_fails_that_run_instead_of_repeating_it(
@@ -129,6 +157,39 @@ async def test_a_worker_killed_while_a_side_effect_runs_fails_that_run_instead_o
             assert run["status"] == "failed"
             assert "interrupted while the tool 'charge'" in run["failure_reason"]
             assert "not idempotent, so it was not run again" in run["failure_reason"]
+            assert world.charged() == {(run_id, "call_charge"): 1}
+            await assert_nothing_repeated(world, client, [run], killed=frozenset({"worker-0"}))
+    finally:
+        await asyncio.to_thread(world.stop)
+
+
+async def test_a_worker_whose_loop_stalls_past_its_lease_does_not_ask_the_model_for_the_run_another_resumed(
+    stack: FaultStack, model: CountingModel
+) -> None:
+    # the first `lookup` blocks its worker's event loop for four leases: its lease lapses, the other
+    # worker's sweeper resumes the run (from the stored first answer); the stalled one wakes up after
+    marker = stack.work / "stalled"
+    stall = {"FAULT_STALL_ONCE": str(marker), "FAULT_STALL_S": str(4 * LEASE_S), "FAULT_LOOKUP_S": "1"}
+    world = QueueWorld(stack, model, **stall)
+    try:
+        await asyncio.to_thread(world.start)
+        async with world.client() as client:
+            [run_id] = await submit(client, ["stall"])
+            await asyncio.to_thread(wait_for, marker.exists, 120, "a worker to stall")
+            stalled_name = marker.read_text()
+            [stalled] = [worker for worker in world.workers if worker.work.name == stalled_name]
+            [other] = [worker for worker in world.workers if worker is not stalled]
+
+            [run] = await settled(client, [run_id])
+            await asyncio.to_thread(
+                wait_for, lambda: stalled.count("run_lost_lease")["run_lost_lease"] >= 1, 120, "the stalled one to wake"
+            )
+
+            assert run["status"] == "succeeded", run
+            assert other.count("run_resumed")["run_resumed"] == 1
+            # each answer asked for once: the stalled worker did not ask for the turn after its lookup
+            asked = {turn: len(serials) for (goal, turn), serials in model.requests.items() if goal == "stall"}
+            assert asked == {0: 1, 1: 1, 2: 1}, model.requests
             assert world.charged() == {(run_id, "call_charge"): 1}
             await assert_nothing_repeated(world, client, [run])
     finally:

@@ -17,16 +17,22 @@ class Recovery(msgspec.Struct, frozen=True, kw_only=True):
         clock: Tells when a lease lapsed.
         max_attempts: Claims after which a lapsed run expires instead of resuming (MAX_RUN_ATTEMPTS).
         interval_s: The pause between passes (half the lease).
+        grace_s: How long past its expiry a lease is left alone (`lapse_grace_s`).
     """
 
     runs: RunRepository
     clock: Clock
     max_attempts: int
     interval_s: float
+    grace_s: float = 0.0
 
     def sweeper_for(self, scheduler: RunScheduler) -> LeaseSweeper:
         """A sweeper that hands the lapsed runs it finds to `scheduler`."""
         recover = RecoverLapsedRuns(
-            runs=self.runs, scheduler=scheduler, clock=self.clock, max_attempts=self.max_attempts
+            runs=self.runs,
+            scheduler=scheduler,
+            clock=self.clock,
+            max_attempts=self.max_attempts,
+            grace_s=self.grace_s,
         )
         return LeaseSweeper(recover, interval_s=self.interval_s)

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from datetime import timedelta
 from typing import Any, TypeVar
 
+import msgspec
 import structlog
 
 from agentkit.application.agent.deps import LoopDeps
@@ -63,7 +64,7 @@ async def store_start(deps: LoopDeps, run: Run) -> Run:
 
 
 async def store_calling(deps: LoopDeps, recorder: StepRecorder, run: Run) -> None:
-    """Store the trace so far, then the run with the non-idempotent call it is about to make.
+    """Store the trace so far, then the run with the non-idempotent call it is about to make, and a fresh lease.
 
     The trace first: a resumed run must find the results of the calls before this one, or it could
     not tell this call's missing result from theirs. A trace the sink already refused steps of is
@@ -75,15 +76,47 @@ async def store_calling(deps: LoopDeps, recorder: StepRecorder, run: Run) -> Non
         StoreUnavailable: not stored within `store_retry_s`; the call is not made.
         StaleAttempt: another executor owns the run now.
     """
-    deadline = deps.clock.monotonic() + deps.config.store_retry_s
+    clock = deps.clock
+    deadline = clock.monotonic() + deps.config.store_retry_s
     if not deps.pipeline.trace.local:  # a trace in this process's memory dies with it as the queue does
         await deps.pipeline.deliver()  # the run's steps so far reach the trace (and its refusals are counted)
         if not recorder.gaps:
             await retried(deps, lambda: recorder.flush_durable(deadline), "trace", deadline)
+
+    async def write() -> None:
+        # a fresh lease with it: the run as the executor holds it carries its claim's, long past on a
+        # run that went on for more than a lease, and the save would hand it to the sweeper. The save
+        # is fenced, so it renews the lease only while this attempt holds it.
+        since, now = clock.monotonic(), clock.now()
+        leased = msgspec.structs.replace(run, heartbeat_at=now, expires_at=now + timedelta(seconds=deps.config.lease_s))
+        await deps.runs.save(leased)
+        deps.leases.stored(leased, since=since)
+
     try:
-        await deps.runs.save(run)  # the common case: stored at the first try, no retry loop set up
+        await write()  # the common case: stored at the first try, no retry loop set up
     except StoreUnavailable:
-        await retried(deps, lambda: deps.runs.save(run), "run_calling", deadline)
+        await retried(deps, write, "run_calling", deadline)
+
+
+async def keep_lease(deps: LoopDeps, run: Run) -> None:
+    """Before a call that must not be made twice (a model call): make sure this executor still holds the run.
+
+    Free while the lease keeper knows the lease is held with a margin to spare (a comparison of
+    times). Otherwise (the loop stalled, renewals came late or failed) the lease is renewed and the
+    run read back, retried through an outage like the writes: an executor whose run another attempt
+    took stops here instead of asking the model for a turn the other will ask for too.
+
+    Raises:
+        StaleAttempt: another attempt holds the run now, or it ended.
+        StoreUnavailable: the store stayed down for `store_retry_s`.
+    """
+    leases = deps.leases
+    if leases.fresh(run):
+        return
+    clock = deps.clock
+    started = clock.monotonic()
+    await retried(deps, lambda: leases.confirm(run), "lease", started + deps.config.store_retry_s)
+    logger.info("lease_confirmed", attempt=run.attempt, took_ms=round((clock.monotonic() - started) * 1000, 1))
 
 
 async def hand_back(deps: LoopDeps, recorder: StepRecorder, run: Run) -> None:

@@ -10,7 +10,14 @@ import structlog
 from agentkit.application.agent.answers import answered_result
 from agentkit.application.agent.config import STRUCTURED_OUTPUT_PROMPT, STRUCTURED_OUTPUT_REMINDER
 from agentkit.application.agent.deps import LoopDeps
-from agentkit.application.agent.durability import hand_back, last_save, persist_final, store_calling, store_start
+from agentkit.application.agent.durability import (
+    hand_back,
+    keep_lease,
+    last_save,
+    persist_final,
+    store_calling,
+    store_start,
+)
 from agentkit.application.agent.recorder import StepRecorder
 from agentkit.application.agent.replay import Answered, replay
 from agentkit.application.errors import LLMError, StaleAttempt, StoreUnavailable
@@ -206,6 +213,8 @@ class RunExecution:
                 return finished
 
     async def _ask_model(self) -> LLMResponse:
+        # a stalled loop may have lost the run to another attempt: it must not ask for this turn too
+        await keep_lease(self.deps, self.run)
         clock = self.deps.clock
         recorder = self.recorder
         prompt, sent = recorder.prompt_of(self.messages, self.schemas)

@@ -1,5 +1,7 @@
 """RecoverLapsedRuns: hand the runs whose executor died to another one, or end them after too many tries."""
 
+from datetime import timedelta
+
 import msgspec
 import structlog
 
@@ -11,6 +13,14 @@ logger = structlog.get_logger(__name__)
 
 WORKER_LOST = "worker_lost"
 UNANSWERED = "unanswered: nobody approved, rejected or answered its pending calls within APPROVAL_TTL_S"
+
+
+def lapse_grace_s(lease_s: float) -> float:
+    """How long past its expiry a lease is left alone: a sixth of it, at most a second.
+
+    Room for the clocks of two machines to differ, and for a renewal sent just in time to land.
+    """
+    return min(1.0, lease_s / 6)
 
 
 class RecoveryPass(msgspec.Struct, frozen=True, kw_only=True):
@@ -40,18 +50,29 @@ class RecoverLapsedRuns:
       (unanswered).
     - A run whose lease a live executor renewed meanwhile is left alone (the repository's changes are
       atomic: an expiry skips it, a claim fails on its attempt).
+    - A lease counts as lapsed only `grace_s` after its expiry (`lapse_grace_s`): another machine's
+      clock may run ahead, and a renewal sent in time may land a little late. An expired run's end
+      time is the moment it lapsed by that much.
     - A pass reads the lapsed runs a page at a time by keyset, each once, so thousands are handled
       in one pass; runs there is no room for now are left for the next pass.
     """
 
     def __init__(
-        self, *, runs: RunRepository, scheduler: RunScheduler, clock: Clock, max_attempts: int, page: int = 500
+        self,
+        *,
+        runs: RunRepository,
+        scheduler: RunScheduler,
+        clock: Clock,
+        max_attempts: int,
+        page: int = 500,
+        grace_s: float = 0.0,
     ) -> None:
         self._runs = runs
         self._scheduler = scheduler
         self._clock = clock
         self._max_attempts = max_attempts
         self._page = page
+        self._grace = timedelta(seconds=grace_s)
 
     async def execute(self) -> RecoveryPass:
         """One pass over the runs lapsed now."""
@@ -64,9 +85,10 @@ class RecoverLapsedRuns:
             expired += len(unanswered)
             if len(unanswered) < self._page:
                 break
+        cutoff = now - self._grace  # leases lapsed by the grace, no fewer
         while True:
             ended = await self._runs.expire_lapsed(
-                now, reason=WORKER_LOST, limit=self._page, min_attempt=self._max_attempts
+                cutoff, reason=WORKER_LOST, limit=self._page, min_attempt=self._max_attempts
             )
             for run in ended:
                 logger.warning("run_expired", run_id=run.id, reason=WORKER_LOST, attempts=run.attempt)
@@ -74,7 +96,7 @@ class RecoverLapsedRuns:
             if len(ended) < self._page:
                 break
         resumed = deferred = 0
-        page = await self._runs.lapsed(now, limit=self._page)
+        page = await self._runs.lapsed(cutoff, limit=self._page)
         while page:
             for run in page:
                 if deferred or not await self._scheduler.resume(run):
@@ -83,7 +105,7 @@ class RecoverLapsedRuns:
                 resumed += 1
             if deferred:
                 break  # no room: the rest wait for the next pass
-            page = await self._runs.lapsed(now, limit=self._page, after=cursor_of(page[-1]))
+            page = await self._runs.lapsed(cutoff, limit=self._page, after=cursor_of(page[-1]))
         if resumed or deferred:
             logger.info("lapsed_runs_recovered", resumed=resumed, deferred=deferred, expired=expired)
         return RecoveryPass(expired=expired, resumed=resumed, deferred=deferred)

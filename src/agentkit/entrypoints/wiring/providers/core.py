@@ -37,6 +37,7 @@ from agentkit.application.runs.follow_run import FollowRun
 from agentkit.application.runs.list_runs import ListRuns
 from agentkit.application.runs.prune import PruneOldRuns
 from agentkit.application.runs.queries import GetRun, GetTrace
+from agentkit.application.runs.recover_runs import lapse_grace_s
 from agentkit.application.runs.run_agent import RunAgent
 from agentkit.application.runs.submit_run import SubmitRun
 from agentkit.application.runs.wait_for_run import WaitForRun
@@ -142,7 +143,13 @@ class CoreProvider(Provider):
     def recovery(self, runs: RunRepository, clock: Clock, settings: Settings) -> Recovery:
         """How the scheduler's sweeper resumes lapsed runs: every half lease, MAX_RUN_ATTEMPTS claims at most."""
         loop = settings.loop
-        return Recovery(runs=runs, clock=clock, max_attempts=loop.max_run_attempts, interval_s=loop.run_lease_s / 2)
+        return Recovery(
+            runs=runs,
+            clock=clock,
+            max_attempts=loop.max_run_attempts,
+            interval_s=loop.run_lease_s / 2,
+            grace_s=lapse_grace_s(loop.run_lease_s),
+        )
 
     @provide(scope=Scope.REQUEST)
     def create_run(
