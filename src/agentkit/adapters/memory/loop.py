@@ -5,6 +5,7 @@ care about (a fixed clock, stores in memory, a pipeline with no observers) and t
 """
 
 from collections.abc import Sequence
+from typing import cast
 
 from agentkit.adapters.memory.clock import FixedClock
 from agentkit.adapters.memory.runs import InMemoryRunRepository
@@ -45,8 +46,8 @@ def memory_loop_deps(
 ) -> LoopDeps:
     """LoopDeps on in-memory adapters, but for those given.
 
-    `trace` is the durable sink (an `InMemoryTraceSink` by default, which is also the `reader`
-    unless one is given). A `pipeline` given (one a run repository already feeds, say) is used as
+    `trace` is the durable sink (an `InMemoryTraceSink` by default); it is also the `reader` unless
+    one is given. A `pipeline` given (one a run repository already feeds, say) is used as
     it is: its own trace, observers and policy, not the ones above.
     """
     clock = FixedClock() if clock is None else clock
@@ -57,9 +58,9 @@ def memory_loop_deps(
     if trace is None:
         trace = InMemoryTraceSink()
     if reader is None:
-        if not isinstance(trace, InMemoryTraceSink):
-            raise TypeError("a trace sink that is not an InMemoryTraceSink needs a reader")
-        reader = trace
+        if not hasattr(trace, "steps"):
+            raise TypeError("the loop needs a TraceReader (or a trace sink that reads its steps back)")
+        reader = cast(TraceReader, trace)
     return LoopDeps(
         llm=llm,
         tools=ToolRegistry() if tools is None else tools,
