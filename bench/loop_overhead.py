@@ -1,10 +1,11 @@
 """The agent loop's own cost: time per step and memory per in-flight run, next to hand-written baselines.
 
 Time: runs of 10 and 100 turns (each turn = one LLM call that asks for one async no-op tool, then
-the tool call; the last turn answers) through the real AgentLoop with the scripted LLM and the
+the tool call; the last turn answers) through the real AgentLoop with a scripted LLM and the
 in-memory adapters, against a hand-written loop making the same LLM and tool calls in the same
-process. The runtime's own time per turn is (loop - baseline) / turns. Rounds alternate and the
-median round is reported, since these machines are noisy.
+process. One loop serves every run of a round, as one process serves its runs (its in-memory state
+keeps the last 100 ended runs). The runtime's own time per turn is (loop - baseline) / turns.
+Rounds alternate and the median round is reported, since these machines are noisy.
 
 Memory: 1,000 runs in flight at once (each has made one tool call and waits inside its second
 LLM call), measured with tracemalloc, against 1,000 bare tasks holding the same messages.
@@ -25,7 +26,6 @@ from typing import Any
 
 import structlog
 
-from agentkit.adapters.llm.scripted import ScriptedLLMClient
 from agentkit.adapters.memory import (
     FixedClock,
     InMemoryRunRepository,
@@ -67,13 +67,37 @@ def script(turns: int) -> list[LLMResponse]:
     return [*responses, LLMResponse(text="done", usage=usage)]
 
 
+class Cycling(LLMClient):
+    """One run's script, answered over and over: the model of every run a Runtime serves."""
+
+    def __init__(self, turns: int) -> None:
+        self._script = script(turns)
+        self._next = 0
+
+    @property
+    def provider(self) -> str:
+        """The bench's own."""
+        return "bench"
+
+    @property
+    def model(self) -> str:
+        """The bench's own."""
+        return "cycling"
+
+    async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
+        response = self._script[self._next]
+        self._next = (self._next + 1) % len(self._script)
+        return response
+
+
 class Runtime:
-    """The real loop wired to in-memory adapters."""
+    """The real loop wired to in-memory adapters, serving run after run as one process does."""
 
     def __init__(self, llm: LLMClient, max_steps: int) -> None:
         clock = FixedClock()
-        self.runs = InMemoryRunRepository()
+        self.runs = InMemoryRunRepository(max_finished=100)
         self.trace = InMemoryTraceSink()
+        self.runs.on_forget(self.trace.forget)
         loop = AgentLoop(
             memory_loop_deps(
                 llm,
@@ -89,6 +113,11 @@ class Runtime:
             runs=self.runs, clock=clock, ids=SequentialIdGenerator(), max_steps=max_steps, max_goal_chars=10_000
         )
         self.agent = RunAgent(create=create, loop=loop)
+        self.pipeline = loop.deps.pipeline
+
+    async def close(self) -> None:
+        """Stop the pipeline's writer."""
+        await self.pipeline.aclose()
 
     async def run(self) -> RunStatus:
         run = await self.agent.execute(CreateRunInput(owner=OwnerId("bench"), goal=GOAL))
@@ -108,31 +137,25 @@ async def baseline_run(llm: LLMClient, schemas: Sequence[ToolSchema]) -> None:
             messages.append(Message(role="tool", content=output, tool_call_id=call.id, name=call.name))
 
 
-def scripted(turns: int) -> ScriptedLLMClient:
-    llm = ScriptedLLMClient(script(turns))
-    llm.record_requests = False
-    return llm
-
-
 async def time_per_turn(turns: int, runs_per_round: int, rounds: int) -> dict[str, float]:
     """Median seconds per turn for the loop and for the baseline."""
     schemas = [noop.schema]
     loop_samples: list[float] = []
     base_samples: list[float] = []
     for _ in range(rounds):
-        clients = [scripted(turns) for _ in range(runs_per_round)]
-        runtimes = [Runtime(llm, max_steps=turns + 1) for llm in clients]
+        runtime = Runtime(Cycling(turns), max_steps=turns + 1)
         gc.collect()
         started = time.perf_counter()
-        for runtime in runtimes:
+        for _ in range(runs_per_round):
             status = await runtime.run()
         loop_samples.append((time.perf_counter() - started) / (runs_per_round * turns))
         assert status is RunStatus.SUCCEEDED, status
+        await runtime.close()
 
-        clients = [scripted(turns) for _ in range(runs_per_round)]
+        llm = Cycling(turns)
         gc.collect()
         started = time.perf_counter()
-        for llm in clients:
+        for _ in range(runs_per_round):
             await baseline_run(llm, schemas)
         base_samples.append((time.perf_counter() - started) / (runs_per_round * turns))
     loop_s, base_s = statistics.median(loop_samples), statistics.median(base_samples)
