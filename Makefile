@@ -13,7 +13,7 @@ export UV_PYTHON := $(shell command -v $(PYTHON))
 export UV_PYTHON_DOWNLOADS := never
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F ':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -50,6 +50,7 @@ fmt: $(STAMP) ## fix lint findings that can be fixed and format the code
 
 bench: $(STAMP) ## run the benchmarks under bench/ (the last four need PostgreSQL and Redis)
 	$(VENV)/bin/python bench/loop_overhead.py
+	$(VENV)/bin/python bench/agent_memory.py
 	$(VENV)/bin/python bench/trace_write.py
 	$(VENV)/bin/python bench/trace_storage.py
 	$(VENV)/bin/python bench/observability_overhead.py
@@ -57,10 +58,17 @@ bench: $(STAMP) ## run the benchmarks under bench/ (the last four need PostgreSQ
 	$(VENV)/bin/python bench/overload.py
 	$(VENV)/bin/python bench/sse_latency.py
 
+# The peers come from the `bench` dependency group, which `make install` leaves out: the stamp is
+# removed, so the next target that needs .venv syncs it back to the lean set.
+bench-peers: $(UV) ## AgentKit's Agent against Pydantic AI and LangGraph (installs them in .venv until the next sync)
+	$(UV) sync --frozen --all-extras --group bench
+	@rm -f $(STAMP)
+	$(VENV)/bin/python bench/agent_peers.py
+
 lock: $(UV) ## re-resolve uv.lock after changing pyproject.toml
 	$(UV) lock
 
 clean: ## remove the virtual environments and caches
 	rm -rf $(VENV) $(TOOLS) .mypy_cache .ruff_cache .pytest_cache .coverage
 
-.PHONY: help install run demo test check fmt bench lock clean
+.PHONY: help install run demo test check fmt bench bench-peers lock clean
