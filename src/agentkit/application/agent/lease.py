@@ -23,7 +23,7 @@ class LeaseKeeper:
     """Renews the leases of the runs it holds, all in one write, every third of the lease or sooner.
 
     One background task serves every run of a process (a task per run would cost each run in
-    flight a task of its own); it stops when the last run is released. A run whose process dies
+    flight a task of its own); it stops an interval after the last run was released. A run whose process dies
     stops being renewed, its lease lapses and the sweeper marks it `expired`.
 
     It also knows which held runs are to cancel: a cancel made in this process is marked at once
@@ -144,10 +144,12 @@ class LeaseKeeper:
     async def _renew(self) -> None:
         failures = 0
         due = self._clock.monotonic() + self._interval_s
-        while self._held:
+        while True:
             # after a failure, retry soon (the bound grows from a quarter second to one second)
             await self._sleep(self._retry.delay(failures) if failures else max(0.0, due - self._clock.monotonic()))
             if not self._held:
+                # nothing held for a whole interval: stop. Not sooner: runs that start and end between
+                # two turns of the event loop (a model that answers at once) would each start a task
                 break
             held = sorted(self._held)
             sent = self._clock.monotonic()
