@@ -96,17 +96,22 @@ def decide(
 
     `spent_usd` is what the run's calls have cost so far, this one included (None: no price known).
     """
-    state = msgspec.structs.replace(state, turns=state.turns + 1, tokens=state.tokens + response.usage.total_tokens)
+    turns, tokens = state.turns + 1, state.tokens + response.usage.total_tokens
     if response.refusal is not None:
+        state = msgspec.structs.replace(state, turns=turns, tokens=tokens)
         return Stop(status=RunStatus.REFUSED, reason=f"the model refused: {response.refusal}"), state
-    if limits.token_budget is not None and state.tokens > limits.token_budget:
-        reason = f"token budget exceeded: {state.tokens} tokens spent, the budget is {limits.token_budget}"
+    if limits.token_budget is not None and tokens > limits.token_budget:
+        state = msgspec.structs.replace(state, turns=turns, tokens=tokens)
+        reason = f"token budget exceeded: {tokens} tokens spent, the budget is {limits.token_budget}"
         return Stop(status=RunStatus.FAILED, reason=reason), state
     if limits.cost_budget is not None:
         over = _over_cost_budget(spent_usd, limits.cost_budget)
         if over is not None:
-            return Stop(status=RunStatus.FAILED, reason=over), state
+            return Stop(status=RunStatus.FAILED, reason=over), msgspec.structs.replace(
+                state, turns=turns, tokens=tokens
+            )
     if not response.tool_calls:
+        state = msgspec.structs.replace(state, turns=turns, tokens=tokens)
         if limits.output_required:
             return _missing_output(state, limits)
         if not response.text.strip():
@@ -119,10 +124,11 @@ def decide(
         recent = (*recent, call_signature(call))[-memory:]
         loop_reason = _repetition(recent, call, limits.repeat_limit)
         if loop_reason is not None:
-            stopped = msgspec.structs.replace(state, recent_calls=recent)
+            stopped = msgspec.structs.replace(state, turns=turns, tokens=tokens, recent_calls=recent)
             return Stop(status=RunStatus.FAILED, reason=loop_reason), stopped
-    state = msgspec.structs.replace(state, recent_calls=recent)
-    if state.turns >= limits.max_steps:
+    # one new state a turn (this is every turn's path)
+    state = msgspec.structs.replace(state, turns=turns, tokens=tokens, recent_calls=recent)
+    if turns >= limits.max_steps:
         reason = f"the model still wanted to call tools after {plural(limits.max_steps, 'step')} (max_steps)"
         return Stop(status=RunStatus.MAX_STEPS_EXCEEDED, reason=reason), state
     return CallTools(calls=response.tool_calls), state

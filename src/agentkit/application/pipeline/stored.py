@@ -21,7 +21,11 @@ _encode: Final = msgspec.json.Encoder().encode
 
 def stored_delta(sent: SentPrompt, policy: PromptPolicy) -> PromptDelta:
     """The messages and tool set an LLM call sent first, as the trace stores them (each with its digest)."""
-    messages = tuple(stored_message(seq, message, policy) for seq, message in enumerate(sent.messages, sent.first_seq))
+    first = sent.first_seq
+    if policy.changes_anything:
+        messages = tuple([stored_message(seq, message, policy) for seq, message in enumerate(sent.messages, first)])
+    else:  # every message is stored as it was sent
+        messages = tuple([StoredMessage(seq=seq, message=message) for seq, message in enumerate(sent.messages, first)])
     tool_set = None
     if sent.tools is not None:
         digest, schemas = sent.tools
