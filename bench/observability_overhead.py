@@ -48,7 +48,6 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.sampling import ParentBased, TraceIdRatioBased
 
-from agentkit.adapters.llm.scripted import ScriptedLLMClient
 from agentkit.adapters.memory import (
     FixedClock,
     InMemoryRunEventLog,
@@ -73,7 +72,8 @@ from agentkit.application.runs.run_agent import RunAgent
 from agentkit.application.tools import ToolRegistry
 from agentkit.domain.ids import OwnerId
 from agentkit.domain.run import RunStatus
-from loop_overhead import GOAL, baseline_run, noop, script
+from loop_overhead import GOAL, baseline_run, noop
+from loop_overhead import Cycling as LoopCycling
 
 SECRETS = ("sk-a-secret-key-of-the-provider", "an-api-key-0123")
 # name: (secrets, prompts, otel: None / "all" / "10%", prices and metrics, event log: None / its name)
@@ -121,21 +121,31 @@ class Tracing:
             provider.shutdown()
 
 
-def scripted(turns: int) -> ScriptedLLMClient:
-    llm = ScriptedLLMClient(script(turns), provider="openai", model="gpt-4o-mini")
-    llm.record_requests = False
-    return llm
+class Cycling(LoopCycling):
+    """The loop bench's cycling model, named as a priced one (the price table knows gpt-4o-mini)."""
+
+    @property
+    def provider(self) -> str:
+        """A provider the price table knows."""
+        return "openai"
+
+    @property
+    def model(self) -> str:
+        """A model the price table knows."""
+        return "gpt-4o-mini"
 
 
 class Runtime:
-    """The real loop in one of the configurations."""
+    """The real loop in one of the configurations, serving run after run as one process does."""
 
-    def __init__(
-        self, llm: ScriptedLLMClient, max_steps: int, config: str, tracing: Tracing, logs: dict[str, RunEventLog]
-    ) -> None:
+    def __init__(self, turns: int, config: str, tracing: Tracing, logs: dict[str, RunEventLog]) -> None:
         with_secrets, prompts, otel, priced, events = CONFIGS[config]
         clock = FixedClock()
-        runs = InMemoryRunRepository()
+        # its state in memory keeps the last few runs only, as the PostgreSQL sink's steps leave the
+        # process (the in-memory one would otherwise keep every run's steps for the collector to walk)
+        runs = InMemoryRunRepository(max_finished=10)
+        llm = Cycling(turns)
+        max_steps = turns + 1
         observers: list[RunObserver] = []
         if priced:
             observers.append(PrometheusMetrics())
@@ -145,6 +155,7 @@ class Runtime:
             observers.append(RunEventFeed(logs[events]))
         policy = PromptPolicy(capture=prompts, secrets=SECRETS if with_secrets else ())
         self.trace = InMemoryTraceSink()
+        runs.on_forget(self.trace.forget)
         self.pipeline = StepPipeline(
             trace=self.trace, policy=policy, run_observers=RunObservers(observers) if observers else None
         )
@@ -171,8 +182,9 @@ class Runtime:
         return run.status
 
     async def drain(self) -> None:
-        """Whatever the pipeline and the sinks hold back, done now."""
+        """Whatever the pipeline and the sinks hold back, done now; the writer stopped."""
         await self.pipeline.flush()
+        await self.pipeline.aclose()
 
 
 async def one_round(
@@ -182,24 +194,20 @@ async def one_round(
     times: dict[str, float] = {}
     for name in order:
         if name == "baseline":
-            clients = [scripted(turns) for _ in range(runs_per_round)]
+            llm = Cycling(turns)
             gc.collect()
             started = time.process_time()
-            for llm in clients:
+            for _ in range(runs_per_round):
                 await baseline_run(llm, [noop.schema])
             times[name] = (time.process_time() - started) / (runs_per_round * turns) * 1e6
             continue
-        runtimes = [Runtime(scripted(turns), turns + 1, name, tracing, logs) for _ in range(runs_per_round)]
+        runtime = Runtime(turns, name, tracing, logs)
         tracing.drain()
         gc.collect()
         started = time.process_time()
-        while runtimes:
-            # each run's trace leaves the process with it, as it does for the PostgreSQL sink (the
-            # in-memory one would otherwise keep every run's steps and prompts for the collector to walk)
-            runtime = runtimes.pop()
+        for _ in range(runs_per_round):
             status = await runtime.run()
-            await runtime.drain()
-            del runtime
+        await runtime.drain()
         tracing.drain()
         events = CONFIGS[name][4]
         if events is not None:
