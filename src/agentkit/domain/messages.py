@@ -106,3 +106,30 @@ class LLMResponse(msgspec.Struct, frozen=True, kw_only=True, gc=False):
             tool_calls=self.tool_calls,
             provider_data=self.provider_data,
         )
+
+
+class TextDelta(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag="text"):
+    """A fragment of the assistant's text, as a streaming model sends it."""
+
+    text: str
+
+
+class ToolCallDelta(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag="tool_call"):
+    """A fragment of a tool call, as a streaming model sends it.
+
+    Attributes:
+        index: The call's place among the turn's calls, from 0 (providers number them so).
+        id: The call's id, on the first fragment of the call that carries it.
+        name: The tool's name, on the first fragment of the call that carries it.
+        arguments: A piece of the call's arguments JSON; the pieces of one call, joined in order,
+            are its arguments as the model wrote them.
+    """
+
+    index: int
+    id: ToolCallId | None = None
+    name: str | None = None
+    arguments: str = ""
+
+
+LLMDelta = TextDelta | ToolCallDelta
+"""A piece of a streamed LLM response; the stream ends with the whole `LLMResponse`."""

@@ -1,10 +1,12 @@
 """The LLMClient port: one call to a chat model with tools."""
 
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from agentkit.domain.messages import LLMResponse, Message
+import msgspec
+
+from agentkit.domain.messages import LLMDelta, LLMResponse, Message, TextDelta, ToolCallDelta
 from agentkit.domain.tools import ToolSchema
 
 
@@ -39,9 +41,33 @@ class LLMClient(Protocol):
     async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
         """Send the conversation and the available tools; return the model's response."""
 
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema]
+    ) -> AsyncIterator[LLMDelta | LLMResponse]:
+        """The model's response as it is written: text and tool-call fragments, in order, then the whole response.
+
+        The last item is the complete `LLMResponse`, exactly what `chat` would have returned (the
+        whole text, the calls with their parsed arguments, usage, finish reason): the fragments are
+        for showing the answer while it comes, the response is what is stored. Errors are those of
+        `chat`; one raised after a fragment was yielded ends the stream (nothing is retried then).
+
+        A default, not abstract: a client that cannot stream (a plug-in) answers with `chat` and
+        yields the whole text as one fragment, and each call's arguments as one.
+        """
+        response = await self.chat(messages, tools)
+        if response.text:
+            yield TextDelta(text=response.text)
+        for index, call in enumerate(response.tool_calls):
+            yield ToolCallDelta(index=index, id=call.id, name=call.name, arguments=_json(call.arguments))
+        yield response
+
     async def aclose(self) -> None:
         """Release what the client holds (connections); called once, when the process stops.
 
         A default, not abstract: most test and demo clients hold nothing to release.
         """
         return None
+
+
+def _json(value: Any) -> str:
+    return msgspec.json.encode(value).decode()
