@@ -49,6 +49,7 @@ class EndWaiters:
     def __init__(self) -> None:
         self._waiters: dict[RunId, set[_Waiter]] = {}
         self._cancel_handlers: list[Callable[[RunId], None]] = []
+        self._follow_handlers: list[Callable[[RunId], None]] = []
 
     @contextlib.contextmanager
     def watch(self, run_id: RunId) -> Iterator[EndWaiter]:
@@ -81,11 +82,23 @@ class EndWaiters:
 
     def cancelled(self, run_id: RunId) -> None:
         """Word of a cancel came: pass it to every handler (one that fails is logged)."""
-        for handler in self._cancel_handlers:
-            try:
-                handler(run_id)
-            except Exception:
-                logger.warning("cancel_handler_failed", run_id=run_id, exc_info=True)
+        _tell(self._cancel_handlers, run_id, "cancel_handler_failed")
+
+    def add_follow_handler(self, handler: Callable[[RunId], None]) -> None:
+        """Call `handler` for every run someone follows."""
+        self._follow_handlers.append(handler)
+
+    def followed(self, run_id: RunId) -> None:
+        """Word that someone follows a run came: pass it to every handler."""
+        _tell(self._follow_handlers, run_id, "follow_handler_failed")
+
+
+def _tell(handlers: list[Callable[[RunId], None]], run_id: RunId, failure: str) -> None:
+    for handler in handlers:
+        try:
+            handler(run_id)
+        except Exception:
+            logger.warning(failure, run_id=run_id, exc_info=True)
 
 
 class LocalDelivery:
@@ -100,6 +113,10 @@ class LocalDelivery:
     def on_cancel(self, handler: Callable[[RunId], None]) -> None:
         """Register a cancel handler."""
         self._waiters.add_cancel_handler(handler)
+
+    def on_followed(self, handler: Callable[[RunId], None]) -> None:
+        """Register a handler of runs someone follows."""
+        self._waiters.add_follow_handler(handler)
 
     def watch_end(self, run_id: RunId) -> contextlib.AbstractContextManager[EndWaiter]:
         """A waiter for the run's end."""

@@ -128,6 +128,8 @@ class Run(msgspec.Struct, frozen=True, kw_only=True, gc=False):
             tools that always need one).
         client_tools: Tools the client runs itself: a call pauses the run until its output comes.
         callback_url: Where its webhooks go (on `requires_action` and on its terminal status).
+        stream: The client asked to watch it as it is written: every LLM call streams, its fragments
+            go to the run's event log (a run someone follows streams too, while they follow it).
     """
 
     id: RunId
@@ -162,6 +164,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     approval_required: tuple[str, ...] = ()
     client_tools: tuple[ToolSchema, ...] = ()
     callback_url: str | None = None
+    stream: bool = False
 
     @property
     def is_terminal(self) -> bool:

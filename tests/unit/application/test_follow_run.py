@@ -32,8 +32,10 @@ def summary(entries: list[LoggedEvent | None]) -> list[str]:
             out.append("keep-alive")
         elif isinstance(entry.event, StatusEvent):
             out.append(f"status:{entry.event.run.status.value}")
-        else:
+        elif isinstance(entry.event, StepEvent):
             out.append(f"step:{entry.event.step.step_no}")
+        else:
+            out.append(f"delta:{entry.event.step_no}:{entry.event.kind}:{entry.event.text}")
     return out
 
 

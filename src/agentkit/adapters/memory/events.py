@@ -22,3 +22,7 @@ class InMemoryRunEvents(LocalDelivery, RunEvents):
     async def publish_cancel(self, run_id: RunId) -> None:
         """Tell the cancel handlers."""
         self._waiters.cancelled(run_id)
+
+    async def publish_followed(self, run_id: RunId) -> None:
+        """Tell the handlers (this process executes every run)."""
+        self._waiters.followed(run_id)

@@ -13,6 +13,7 @@ from agentkit.adapters.memory.sessions import InMemorySessionStore
 from agentkit.adapters.memory.trace import InMemoryTraceSink
 from agentkit.application.agent.config import AgentConfig
 from agentkit.application.agent.deps import LoopDeps
+from agentkit.application.agent.followers import FollowedRuns
 from agentkit.application.agent.lease import LeaseKeeper
 from agentkit.application.backoff import RetryPacing
 from agentkit.application.pipeline.pipeline import StepPipeline
@@ -74,4 +75,5 @@ def memory_loop_deps(
         leases=LeaseKeeper(runs=runs, clock=clock, lease_s=config.lease_s),
         pacing=RetryPacing() if pacing is None else pacing,
         prices=prices,
+        followed=FollowedRuns(clock),
     )

@@ -5,16 +5,25 @@ import bisect
 import contextlib
 from collections import OrderedDict
 
-from agentkit.application.ports.run_event_log import EventId, LoggedEvent, RunEvent, RunEventLog, event_key
+from agentkit.application.ports.run_event_log import (
+    DeltaEvent,
+    EventId,
+    LoggedEvent,
+    RunEvent,
+    RunEventLog,
+    StepEvent,
+    event_key,
+)
 from agentkit.domain.ids import RunId
 
 
 class _RunLog:
-    __slots__ = ("changed", "entries")
+    __slots__ = ("changed", "entries", "fragments")
 
     def __init__(self) -> None:
         self.entries: list[tuple[int, LoggedEvent]] = []
         self.changed: asyncio.Event | None = None  # made by the first reader that waits
+        self.fragments = False  # whether fragments of a step not yet logged are among the entries
 
 
 class InMemoryRunEventLog(RunEventLog):
@@ -32,9 +41,19 @@ class InMemoryRunEventLog(RunEventLog):
         self._next = 1
 
     def append(self, run_id: RunId, event: RunEvent) -> None:
-        """Add the event and wake the run's readers."""
+        """Add the event and wake the run's readers; a step's fragments go once the step is logged."""
         log = self._log(run_id)
         self._logs.move_to_end(run_id)
+        if type(event) is DeltaEvent:
+            log.fragments = True
+        elif log.fragments and type(event) is StepEvent:
+            step_no = event.step.step_no
+            log.entries = [
+                entry
+                for entry in log.entries
+                if type(entry[1].event) is not DeltaEvent or entry[1].event.step_no != step_no
+            ]
+            log.fragments = any(type(entry[1].event) is DeltaEvent for entry in log.entries)
         log.entries.append((self._next, LoggedEvent(id=EventId(f"0-{self._next}"), event=event)))
         self._next += 1
         if len(log.entries) > self._max_len:

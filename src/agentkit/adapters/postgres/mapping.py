@@ -87,6 +87,7 @@ def run_to_row(run: Run) -> dict[str, Any]:
         "approval_required": list(run.approval_required) or None,
         "client_tools": list(run.client_tools) or None,
         "callback_url": run.callback_url,
+        "stream": run.stream,
     }
 
 
@@ -125,6 +126,7 @@ def row_to_run(row: Mapping[Any, Any]) -> Run:
         approval_required=tuple(row["approval_required"] or ()),
         client_tools=tuple(msgspec.convert(row["client_tools"] or [], list[ToolSchema])),
         callback_url=row["callback_url"],
+        stream=row["stream"],
     )
 
 

@@ -76,6 +76,7 @@ runs = Table(
     Column("approval_required", _Json),
     Column("client_tools", _Json),
     Column("callback_url", Text),
+    Column("stream", Boolean, nullable=False, server_default="false"),
     Index("ix_runs_session_id", "session_id"),
     # the listing's keyset: an owner's runs by (created_at, id), newest first
     Index("ix_runs_owner_created_at_id", "owner", "created_at", "id"),

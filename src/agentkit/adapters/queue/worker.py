@@ -55,6 +55,7 @@ class RunWorker:
         self._events = events
         self._scheduler = scheduler
         events.on_cancel(loop.request_cancel)
+        events.on_followed(loop.mark_followed)
         self.worker = Worker(
             jobs.queue,
             functions=[(EXECUTE_RUN, self.execute_run)],

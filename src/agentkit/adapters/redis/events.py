@@ -19,7 +19,8 @@ _READ_S = 1.0
 
 
 class RedisRunEvents(LocalDelivery, RunEvents):
-    """Publishes a run's id on `{prefix}run-ended` or `{prefix}run-cancel`; one subscription per process.
+    """Publishes a run's id on `{prefix}run-ended`, `{prefix}run-cancel` or `{prefix}run-followed`; one
+    subscription per process.
 
     Pub/sub delivers to whoever listens at the moment and keeps nothing, which suits both uses:
     waiters read the run again every few seconds anyway (`application.runs.waiting.REREAD_S`), and
@@ -37,6 +38,7 @@ class RedisRunEvents(LocalDelivery, RunEvents):
         self._redis = redis
         self._ended_channel = f"{prefix}run-ended"
         self._cancel_channel = f"{prefix}run-cancel"
+        self._follow_channel = f"{prefix}run-followed"
         self._task: asyncio.Task[None] | None = None
         self._subscribed = asyncio.Event()
         self._backoff = Backoff(first_s=0.1, cap_s=2.0)
@@ -68,6 +70,11 @@ class RedisRunEvents(LocalDelivery, RunEvents):
         self._waiters.cancelled(run_id)
         await self._publish(self._cancel_channel, run_id)
 
+    async def publish_followed(self, run_id: RunId) -> None:
+        """Publish that a client follows the run; this process's handlers hear it at once."""
+        self._waiters.followed(run_id)
+        await self._publish(self._follow_channel, run_id)
+
     async def _publish(self, channel: str, run_id: RunId) -> None:
         try:
             await self._redis.publish(channel, run_id)
@@ -87,7 +94,7 @@ class RedisRunEvents(LocalDelivery, RunEvents):
         while True:
             pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
             try:
-                await pubsub.subscribe(self._ended_channel, self._cancel_channel)
+                await pubsub.subscribe(self._ended_channel, self._cancel_channel, self._follow_channel)
                 self._subscribed.set()
                 if failures:
                     logger.info("run_events_resubscribed", failures=failures)
@@ -118,3 +125,5 @@ class RedisRunEvents(LocalDelivery, RunEvents):
             self._waiters.ended(run_id)
         elif name == self._cancel_channel:
             self._waiters.cancelled(run_id)
+        elif name == self._follow_channel:
+            self._waiters.followed(run_id)

@@ -11,7 +11,14 @@ import structlog
 from redis.asyncio import Redis
 
 from agentkit.adapters.outage import store_outage
-from agentkit.application.ports.run_event_log import EventId, LoggedEvent, RunEvent, RunEventLog
+from agentkit.application.ports.run_event_log import (
+    DeltaEvent,
+    EventId,
+    LoggedEvent,
+    RunEvent,
+    RunEventLog,
+    StepEvent,
+)
 from agentkit.domain.ids import RunId
 
 logger = structlog.get_logger(__name__)
@@ -24,12 +31,16 @@ _BATCH = 500
 # stream (trimmed to about ARGV[1] entries), the stream's expiry set to ARGV[2] seconds from now.
 _APPEND_LUA = """
 local max_len, ttl = ARGV[1], ARGV[2]
+local ids = {}
 for i, key in ipairs(KEYS) do
-    redis.call('XADD', key, 'MAXLEN', '~', max_len, '*', 'e', ARGV[i + 2])
+    ids[i] = redis.call('XADD', key, 'MAXLEN', '~', max_len, '*', 'e', ARGV[i + 2])
     redis.call('EXPIRE', key, ttl)
 end
-return #KEYS
+return ids
 """
+# Streamed steps whose fragments' entry ids are remembered until the step is logged (then they are
+# deleted); past it the oldest are forgotten and their fragments stay until the stream expires.
+_MOST_STREAMED = 10_000
 _redis = store_outage("Redis")
 
 
@@ -82,6 +93,8 @@ class RedisRunEventLog(RunEventLog):
         self._drained.set()
         self._writer: asyncio.Task[None] | None = None
         self._dropped = 0  # events dropped since the last batch Redis took
+        # the stream entries of fragments of steps not logged yet, by (run, step): deleted with the step
+        self._fragments: dict[tuple[RunId, int], list[Any]] = {}
 
     def key(self, run_id: RunId) -> str:
         """The run's stream."""
@@ -156,19 +169,50 @@ class RedisRunEventLog(RunEventLog):
 
     def _take(self) -> list[tuple[RunId, RunEvent]]:
         queued = self._queued
-        return [queued.popleft() for _ in range(min(len(queued), _BATCH))]
+        batch = [queued.popleft() for _ in range(min(len(queued), _BATCH))]
+        # a step logged in this batch makes its fragments in this batch moot: they are not sent at all
+        logged = {(run_id, event.step.step_no) for run_id, event in batch if type(event) is StepEvent}
+        if logged:
+            batch = [
+                (run_id, event)
+                for run_id, event in batch
+                if type(event) is not DeltaEvent or (run_id, event.step_no) not in logged
+            ]
+        return batch
 
     async def _send(self, batch: list[tuple[RunId, RunEvent]]) -> None:
+        if not batch:
+            return
         keys = [self._prefix + run_id for run_id, _ in batch]
         args: list[bytes | int] = [self._max_len, self._ttl_s, *(_encoder.encode(event) for _, event in batch)]
         try:
-            await self._append(keys=keys, args=args)
+            ids = await self._append(keys=keys, args=args)
         except Exception as exc:
             self._lost(len(batch), str(exc)[:200])
             return
         if self._dropped:
             logger.info("run_events_logged_again", dropped=self._dropped)
             self._dropped = 0
+        await self._trim_fragments(batch, ids)
+
+    async def _trim_fragments(self, batch: list[tuple[RunId, RunEvent]], ids: list[Any]) -> None:
+        """Remember where fragments went; delete those of each step now logged (the step has them all)."""
+        fragments = self._fragments
+        done: list[tuple[RunId, list[Any]]] = []
+        for (run_id, event), entry_id in zip(batch, ids, strict=False):
+            if type(event) is DeltaEvent:
+                fragments.setdefault((run_id, event.step_no), []).append(entry_id)
+                if len(fragments) > _MOST_STREAMED:
+                    del fragments[next(iter(fragments))]
+            elif fragments and type(event) is StepEvent:
+                written = fragments.pop((run_id, event.step.step_no), None)
+                if written:
+                    done.append((run_id, written))
+        for run_id, entry_ids in done:
+            try:
+                await self._redis.xdel(self._prefix + run_id, *entry_ids)
+            except Exception as exc:  # they expire with the stream; a reader past them meets the step
+                logger.info("run_event_fragments_kept", run_id=run_id, error=str(exc)[:200])
 
     def _lost(self, count: int, why: str) -> None:
         if not self._dropped:  # once per outage; the recovery says how many were lost

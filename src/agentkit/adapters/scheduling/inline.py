@@ -54,6 +54,7 @@ class InlineRunScheduler(RunScheduler, RunAdmission):
         self._max_in_flight = max_in_flight
         self._reserved = 0
         events.on_cancel(loop.request_cancel)
+        events.on_followed(loop.mark_followed)
 
     @property
     def accepting(self) -> bool:

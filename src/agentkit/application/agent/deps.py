@@ -5,6 +5,7 @@ from abc import abstractmethod
 from typing import Protocol
 
 from agentkit.application.agent.config import AgentConfig
+from agentkit.application.agent.followers import FollowedRuns
 from agentkit.application.agent.lease import LeaseKeeper
 from agentkit.application.backoff import RetryPacing
 from agentkit.application.pipeline.pipeline import StepPipeline
@@ -43,6 +44,7 @@ class LoopDeps:
     __slots__ = (
         "clock",
         "config",
+        "followed",
         "leases",
         "llm",
         "pacing",
@@ -68,6 +70,7 @@ class LoopDeps:
         leases: LeaseKeeper,
         pacing: RetryPacing,
         prices: PriceTable | None,
+        followed: FollowedRuns,
     ) -> None:
         self.llm = llm
         self.tools = tools
@@ -80,6 +83,7 @@ class LoopDeps:
         self.leases = leases
         self.pacing = pacing
         self.prices = prices
+        self.followed = followed
 
     def for_agent(self, *, llm: LLMClient, tools: ToolRegistry, config: AgentConfig) -> "LoopDeps":
         """These dependencies with an agent's own model, tools and configuration.

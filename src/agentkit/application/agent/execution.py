@@ -20,7 +20,9 @@ from agentkit.application.agent.durability import (
 )
 from agentkit.application.agent.recorder import StepRecorder
 from agentkit.application.agent.replay import Answered, replay
-from agentkit.application.errors import LLMError, StaleAttempt, StoreUnavailable
+from agentkit.application.errors import LLMError, LLMUnavailable, StaleAttempt, StoreUnavailable
+from agentkit.application.pipeline.entries import DeltaEntry
+from agentkit.application.ports.llm_client import stream_of
 from agentkit.application.tools.context import ToolContext
 from agentkit.application.tools.final_result import final_result_tool
 from agentkit.application.tools.registry import ToolRegistry
@@ -53,6 +55,7 @@ class RunExecution:
         "messages",
         "recorder",
         "resumed_calls",
+        "resumed_stream",
         "run",
         "schemas",
         "system_prompt",
@@ -91,6 +94,8 @@ class RunExecution:
         self.resumed_calls: Sequence[ToolCall] = ()
         # the step number of the LLM step whose calls are being made (a pause names it)
         self.turn_step = 0
+        # a resumed run's first streamed call says so first: an earlier attempt may have streamed part of it
+        self.resumed_stream = False
 
     async def go(self) -> Run:
         """Execute the run to its end and store that; return the run as stored."""
@@ -164,6 +169,7 @@ class RunExecution:
         if not resuming:
             self.messages = opening
             return LoopState()
+        self.resumed_stream = True
         await self.deps.pipeline.deliver()  # steps this process recorded reach the trace before it is read
         steps = await self.deps.reader.steps(run.id)
         point = replay(opening, steps, self.limits, self.tools)
@@ -221,7 +227,10 @@ class RunExecution:
         started = clock.monotonic()
         failure: LLMError | None = None
         try:
-            response = await self.deps.llm.chat(self.messages, self.schemas)
+            if self.run.stream or self.deps.followed.followed(self.run.id):
+                response = await self._streamed()
+            else:
+                response = await self.deps.llm.chat(self.messages, self.schemas)
         except LLMError as exc:
             # the failed call is a step too: the trace shows what it cost and why it failed
             failure, response = exc, LLMResponse(attempts=exc.attempts)
@@ -253,6 +262,27 @@ class RunExecution:
         if failure is not None:
             raise failure
         return response
+
+    async def _streamed(self) -> LLMResponse:
+        """The model's answer through its stream, each fragment handed to the run's followers as it comes."""
+        run_id, step_no = self.run.id, self.recorder.step_no + 1
+        pipeline = self.deps.pipeline
+        if self.resumed_stream:
+            # an earlier attempt may have streamed part of this step before it died: followers drop it
+            self.resumed_stream = False
+            pipeline.put_delta(DeltaEntry(run_id, step_no, None))
+        answer = stream_of(self.deps.llm, self.messages, self.schemas)
+        try:
+            async for item in answer:
+                if isinstance(item, LLMResponse):
+                    return item
+                if not pipeline.put_delta(DeltaEntry(run_id, step_no, item)):
+                    await pipeline.room()
+        finally:
+            close = getattr(answer, "aclose", None)
+            if close is not None:  # the provider's stream is let go at once, not when collected
+                await close()
+        raise LLMUnavailable("the model's stream ended without its response")
 
     async def _call_tools(self, calls: Sequence[ToolCall]) -> Run | None:
         waiting = self._waiting(calls)

@@ -52,6 +52,10 @@ class AgentLoop:
         """Tell a run executing here to cancel at its next step boundary."""
         self.deps.leases.mark_cancelled(run_id)
 
+    def mark_followed(self, run_id: RunId) -> None:
+        """Someone follows the run: its next LLM calls stream (if it executes here)."""
+        self.deps.followed.follow(run_id)
+
     async def run_if_claimed(self, run_id: RunId, *, attempt: int, was: RunStatus) -> Run | None:
         """Claim the run at `attempt` and execute it; None when it could not be claimed so (nothing ran).
 

@@ -2,8 +2,9 @@
 
 import msgspec
 
-from agentkit.application.ports.run_event_log import RunEventLog, StatusEvent, StepEvent
+from agentkit.application.ports.run_event_log import DeltaEvent, RunEventLog, StatusEvent, StepEvent
 from agentkit.application.ports.run_observer import RunObserver
+from agentkit.domain.ids import RunId
 from agentkit.domain.run import Run
 from agentkit.domain.steps import LLMStep, Step
 
@@ -28,3 +29,7 @@ class RunEventFeed(RunObserver):
         if isinstance(step, LLMStep) and (step.sent is not None or step.provider_data is not None):
             step = msgspec.structs.replace(step, sent=None, provider_data=None)
         self._log.append(step.run_id, StepEvent(step=step))
+
+    def on_delta(self, run_id: RunId, delta: DeltaEvent) -> None:
+        """Log the fragment (the log drops it once the step it belongs to is logged)."""
+        self._log.append(run_id, delta)

@@ -2,7 +2,8 @@
 
 import contextvars
 
-from agentkit.domain.messages import Message
+from agentkit.domain.ids import RunId
+from agentkit.domain.messages import LLMDelta, Message
 from agentkit.domain.run import Run
 from agentkit.domain.steps import Step
 from agentkit.domain.tools import ToolSchema
@@ -66,4 +67,15 @@ class RunEntry:
         self.context = context
 
 
-Entry = StepEntry | RunEntry
+class DeltaEntry:
+    """A fragment of an LLM step while it is written (None: the resumed run asks again, earlier fragments void)."""
+
+    __slots__ = ("delta", "run_id", "step_no")
+
+    def __init__(self, run_id: RunId, step_no: int, delta: LLMDelta | None) -> None:
+        self.run_id = run_id
+        self.step_no = step_no
+        self.delta = delta
+
+
+Entry = StepEntry | RunEntry | DeltaEntry

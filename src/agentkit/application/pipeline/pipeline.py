@@ -10,7 +10,8 @@ from typing import Final
 import msgspec
 import structlog
 
-from agentkit.application.pipeline.entries import Entry, RunEntry, StepEntry
+from agentkit.application.pipeline.entries import DeltaEntry, Entry, RunEntry, StepEntry
+from agentkit.application.pipeline.fragments import Fragments
 from agentkit.application.pipeline.policy import PromptPolicy
 from agentkit.application.pipeline.stored import stored_delta, stored_step
 from agentkit.application.ports.run_observer import RunObserver
@@ -92,6 +93,12 @@ class StepPipeline:
         elif not wake.is_set():
             wake.set()
         return len(queue) < self._max_queued
+
+    def put_delta(self, entry: DeltaEntry) -> bool:
+        """Queue a fragment for the run observers (dropped at once when there are none: nobody could follow it)."""
+        if self._run_observers is None:
+            return True
+        return self.put(entry)
 
     def put_run(self, run: Run) -> None:
         """Queue a stored run for the run observers (with the storing code's context: a request's trace)."""
@@ -199,12 +206,24 @@ class StepPipeline:
                 await self._to_sinks(batch, steps)
             observers = self._run_observers
             if observers is not None:
+                fragments: Fragments | None = None  # a run of fragments of one part, joined into one event
                 for entry, step in zip(batch, stored, strict=True):
+                    if type(entry) is DeltaEntry:
+                        if fragments is None or not fragments.take(entry):
+                            if fragments is not None:
+                                fragments.deliver(observers)
+                            fragments = Fragments(entry)
+                        continue
+                    if fragments is not None:
+                        fragments.deliver(observers)
+                        fragments = None
                     if step is not None:
                         observers.on_step(step)
                     else:
-                        assert isinstance(entry, RunEntry)  # noqa: S101 - Entry has two members
+                        assert isinstance(entry, RunEntry)  # noqa: S101 - the other entries are handled above
                         entry.context.run(observers.on_run, entry.run)
+                if fragments is not None:
+                    fragments.deliver(observers)
         finally:
             # counted once handed over, whatever happened: a batch is never delivered twice (an
             # observer cut off by a cancel, say, misses those steps; the durable trace had them first)

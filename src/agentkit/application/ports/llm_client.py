@@ -71,3 +71,12 @@ class LLMClient(Protocol):
 
 def _json(value: Any) -> str:
     return msgspec.json.encode(value).decode()
+
+
+def stream_of(
+    llm: LLMClient, messages: Sequence[Message], tools: Sequence[ToolSchema]
+) -> AsyncIterator[LLMDelta | LLMResponse]:
+    """`llm.stream(...)`, also for a client that implements the port without subclassing it (no `stream`)."""
+    if isinstance(llm, LLMClient) and hasattr(type(llm), "stream"):
+        return llm.stream(messages, tools)
+    return LLMClient.stream(llm, messages, tools)

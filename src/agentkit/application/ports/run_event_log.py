@@ -2,7 +2,7 @@
 
 import re
 from abc import abstractmethod
-from typing import NewType, Protocol
+from typing import Literal, NewType, Protocol
 
 import msgspec
 
@@ -29,7 +29,31 @@ class StepEvent(msgspec.Struct, frozen=True, kw_only=True, tag="step"):
     step: Step
 
 
-RunEvent = StatusEvent | StepEvent
+DeltaKind = Literal["text", "tool_call", "retry"]
+
+
+class DeltaEvent(msgspec.Struct, frozen=True, kw_only=True, tag="delta", gc=False):
+    """A fragment of an LLM step while the model writes it (the stored step, once recorded, has it all).
+
+    Attributes:
+        step_no: The LLM step being written.
+        kind: `text` (the answer), `tool_call` (a piece of a call's arguments JSON), or `retry`: the
+            run was resumed and asks the model again; fragments of `step_no` before this are void.
+        index: The call's place in the turn (`tool_call`); 0 otherwise.
+        text: The fragment (several of the model's, joined, when they came together).
+        call_id: The call's id, on its first fragment.
+        name: The tool's name, on the call's first fragment.
+    """
+
+    step_no: int
+    kind: DeltaKind
+    index: int = 0
+    text: str = ""
+    call_id: str | None = None
+    name: str | None = None
+
+
+RunEvent = StatusEvent | StepEvent | DeltaEvent
 
 
 class LoggedEvent(msgspec.Struct, frozen=True, kw_only=True):
@@ -47,6 +71,9 @@ def event_key(text: str) -> tuple[int, int] | None:
 
 class RunEventLog(Protocol):
     """An append-only log of events per run, readable by every process of the service.
+
+    Fragments (`DeltaEvent`) are the one exception to append-only: once the step they belong to is
+    logged, they are dropped (the step has the whole text); a reader past them meets the step.
 
     Appends are fire-and-forget: the loop never waits for the log, and an append the log cannot take
     (its store is down) is dropped and logged. The stored run and trace stay the truth; readers make

@@ -23,7 +23,7 @@ class EndWaiter(Protocol):
 
 
 class RunEvents(Protocol):
-    """Publishes run ends and cancels; delivers them to the waiters and executors of every process.
+    """Publishes run ends, cancels and followers; delivers them to the waiters and executors of every process.
 
     Delivery is at most once and may be lost (a broker restart): waiters re-read the run now and then
     (`application.runs.waiting`), and a cancel is also stored on the run, where the executor's lease
@@ -49,6 +49,14 @@ class RunEvents(Protocol):
     @abstractmethod
     def on_cancel(self, handler: Callable[[RunId], None]) -> None:
         """Call `handler` with the id of every run a cancel is published for (an executor's hook)."""
+
+    @abstractmethod
+    async def publish_followed(self, run_id: RunId) -> None:
+        """Say that a client follows the run's events now (its executor streams); never raises."""
+
+    @abstractmethod
+    def on_followed(self, handler: Callable[[RunId], None]) -> None:
+        """Call `handler` with the id of every run someone follows (an executor's hook)."""
 
     @abstractmethod
     def watch_end(self, run_id: RunId) -> AbstractContextManager[EndWaiter]:

@@ -3,6 +3,8 @@
 from abc import abstractmethod
 from typing import Protocol
 
+from agentkit.application.ports.run_event_log import DeltaEvent
+from agentkit.domain.ids import RunId
 from agentkit.domain.run import Run
 from agentkit.domain.steps import Step
 
@@ -22,3 +24,11 @@ class RunObserver(Protocol):
     @abstractmethod
     def on_step(self, step: Step) -> None:
         """A step of a running run was recorded."""
+
+    def on_delta(self, run_id: RunId, delta: DeltaEvent) -> None:
+        """A fragment of an LLM step being written (streamed runs only).
+
+        A default, not abstract: most observers want whole steps only, and one that does not
+        override this is never called for fragments (there are many).
+        """
+        return None

@@ -48,6 +48,7 @@ class CreateRunInput(msgspec.Struct, frozen=True, kw_only=True):
         approval_required: Tools whose calls need an approval in this run.
         client_tools: Tools the client runs itself (a call pauses the run until its output comes).
         callback_url: Where the run's webhook events are POSTed (None: the service's WEBHOOK_URL, if any).
+        stream: The client watches the run as it is written: every LLM call streams its fragments.
     """
 
     owner: OwnerId
@@ -63,6 +64,7 @@ class CreateRunInput(msgspec.Struct, frozen=True, kw_only=True):
     approval_required: tuple[str, ...] = ()
     client_tools: tuple[ToolSchema, ...] = ()
     callback_url: str | None = None
+    stream: bool = False
 
 
 class ValidRunRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -264,6 +266,7 @@ class CreateRun:
             approval_required=tuple(dict.fromkeys(inp.approval_required)),
             client_tools=inp.client_tools,
             callback_url=inp.callback_url,
+            stream=inp.stream,
         )
         await self._runs.add(run)
         return run

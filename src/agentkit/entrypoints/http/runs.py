@@ -297,7 +297,10 @@ class RunsController(Controller):
         description=(
             "A `text/event-stream` of the run's status changes (`event: status`, the run as `GET "
             "/v1/runs/{id}` shows it) and of each step as it is recorded (`event: step`, as the trace shows "
-            "it), in order, whichever process or worker executes the run. The stream ends after the "
+            "it), in order, whichever process or worker executes the run. While someone follows a run (or "
+            "when it was created with `stream`), its model's answers stream: `event: delta` carries each "
+            "fragment of the text or of a call's arguments as it comes, before the step that holds it all. "
+            "The stream ends after the "
             "terminal status. Each event has an `id`: reconnect with `Last-Event-ID` (or `?after=`) and "
             "the stream resumes after it, nothing lost or repeated. A client that connects after the "
             "run's early events are gone (or after it ended, once its events expired) gets the stored "
@@ -309,8 +312,8 @@ class RunsController(Controller):
                 cast(Any, RunEventDoc),  # a union of Structs: Litestar documents it as oneOf
                 description=(
                     "The events, as `text/event-stream`. The schema is that of one event, its fields as an SSE "
-                    "parser reads them: `id`, `event` (`status` or `step`) and `data`, one line of JSON text (the "
-                    "run, or the step). Keep-alive comments carry no event."
+                    "parser reads them: `id`, `event` (`status`, `step` or `delta`) and `data`, one line of JSON "
+                    "text (the run, the step, or the fragment). Keep-alive comments carry no event."
                 ),
                 media_type="text/event-stream",
                 generate_examples=False,

@@ -1,6 +1,6 @@
 """GET /v1/runs/{id}/events: each Server-Sent Event as the OpenAPI document shows it.
 
-On the wire an event is `id: <event id>`, `event: status|step` and one `data:` line of JSON text;
+On the wire an event is `id: <event id>`, `event: status|step|delta` and one `data:` line of JSON text;
 comments (`: keep-alive`) carry no event. The document's schema is that of one event, fields as
 the SSE parser yields them (what OpenAPI 3.2 calls `itemSchema`, and what schemathesis reads from
 `schema` on 3.1): `data` is a string whose JSON content (`contentMediaType`, `contentSchema`) is the
@@ -11,7 +11,7 @@ from typing import Annotated, Any, Final
 
 import msgspec
 
-from agentkit.application.ports.run_event_log import EVENT_ID_PATTERN
+from agentkit.application.ports.run_event_log import EVENT_ID_PATTERN, DeltaEvent, DeltaKind
 from agentkit.entrypoints.http.dto.runs import RunView
 from agentkit.entrypoints.http.dto.steps import StepView
 
@@ -53,4 +53,47 @@ class StepEventDoc(msgspec.Struct, kw_only=True, tag_field="event", tag="step"):
     data: _json_text_of(StepView, "The step (a StepView), as one line of JSON.")  # type: ignore[valid-type]
 
 
-RunEventDoc = StatusEventDoc | StepEventDoc
+class DeltaView(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A fragment of an LLM step while the model writes it.
+
+    Attributes:
+        step_no: The LLM step it belongs to; its `step` event, when it comes, has the whole of it.
+        kind: `text`: a piece of the answer's text. `tool_call`: a piece of a call's arguments JSON
+            (the pieces of one call, joined, are its arguments as the model wrote them). `retry`: the
+            run was resumed and asks the model again: drop what came of this step so far.
+        index: The call's place in the turn (`tool_call`); 0 otherwise.
+        text: The fragment.
+        call_id: The call's id, on its first fragment.
+        name: The tool's name, on the call's first fragment.
+    """
+
+    step_no: int
+    kind: DeltaKind
+    index: int = 0
+    text: str = ""
+    call_id: str | None = None
+    name: str | None = None
+
+
+def delta_view(delta: DeltaEvent) -> DeltaView:
+    """The wire form of a fragment."""
+    return DeltaView(
+        step_no=delta.step_no,
+        kind=delta.kind,
+        index=delta.index,
+        text=delta.text,
+        call_id=delta.call_id,
+        name=delta.name,
+    )
+
+
+class DeltaEventDoc(msgspec.Struct, kw_only=True, tag_field="event", tag="delta"):
+    """`event: delta`: a fragment of an LLM step while the model writes it (runs that stream: created with
+    `stream`, or followed while their model answers). Fragments of a step are dropped from the log once
+    the step is recorded: a client resuming after them gets the `step` event, which has it all."""
+
+    id: EventIdText
+    data: _json_text_of(DeltaView, "The fragment (a DeltaView), as one line of JSON.")  # type: ignore[valid-type]
+
+
+RunEventDoc = StatusEventDoc | StepEventDoc | DeltaEventDoc

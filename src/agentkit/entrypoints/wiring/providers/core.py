@@ -10,6 +10,7 @@ from agentkit.adapters.scheduling import Recovery
 from agentkit.adapters.system import SystemClock, UuidIdGenerator
 from agentkit.application.agent import AgentConfig, AgentLoop
 from agentkit.application.agent.deps import LoopDeps
+from agentkit.application.agent.followers import FollowedRuns
 from agentkit.application.agent.lease import LeaseKeeper
 from agentkit.application.agents.catalog import AgentCatalog
 from agentkit.application.agents.queries import AgentTools, ListAgents
@@ -109,6 +110,11 @@ class CoreProvider(Provider):
     def leases(self, runs: RunRepository, clock: Clock, config: AgentConfig) -> LeaseKeeper:
         """One lease keeper for every run this process executes."""
         return LeaseKeeper(runs=runs, clock=clock, lease_s=config.lease_s)
+
+    @provide(scope=Scope.APP)
+    def followed(self, clock: Clock) -> FollowedRuns:
+        """The runs someone watches (their LLM calls stream), as word of it reaches this process."""
+        return FollowedRuns(clock)
 
     @provide(scope=Scope.APP)
     def pacing(self) -> RetryPacing:
