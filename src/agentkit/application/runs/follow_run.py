@@ -1,11 +1,15 @@
 """FollowRun: a run's events as they happen, from its event log, resumable, ending with its terminal status."""
 
 import asyncio
+import math
 from collections.abc import AsyncIterator
 
+from agentkit.application.agent.followers import FOLLOW_S
 from agentkit.application.backoff import Backoff
 from agentkit.application.errors import StoreUnavailable
+from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.run_event_log import EventId, LoggedEvent, RunEventLog, StatusEvent
+from agentkit.application.ports.run_events import RunEvents
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.application.runs.access import load_owned
@@ -47,6 +51,9 @@ class RunFollower:
     - Nothing for `idle_s`: None (the caller sends a keep-alive), and the stored run is read again. A
       log that cannot be read is retried with backoff, None meanwhile; the run is never failed for it.
     - The process stopping ends the iteration: the client resumes elsewhere with its last event's id.
+    - While it follows a run that has not ended, it says so (`RunEvents.publish_followed`) when it
+      starts and every third of FOLLOW_S after: the run's executor, wherever it is, streams its
+      model's answers (fragments as `delta` events) for as long as that word is fresh.
     """
 
     def __init__(
@@ -59,8 +66,13 @@ class RunFollower:
         log: RunEventLog,
         scheduler: RunScheduler,
         idle_s: float,
+        events: RunEvents | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.run = run
+        self._events = events
+        self._clock = clock
+        self._announced = -math.inf
         self._after = after
         self._backlog = backlog
         self._runs = runs
@@ -84,6 +96,7 @@ class RunFollower:
                     return
         failures = 0
         while True:
+            await self._announce()
             for entry in batch:
                 yield entry
                 position = entry.id
@@ -114,6 +127,16 @@ class RunFollower:
                 yield None
                 await self._refresh()
 
+    async def _announce(self) -> None:
+        """Say that the run is followed, if it has not ended and the last word of it is getting old."""
+        events, clock = self._events, self._clock
+        if events is None or clock is None or self.run.is_terminal:
+            return
+        now = clock.monotonic()
+        if now - self._announced >= FOLLOW_S / 3:
+            self._announced = now
+            await events.publish_followed(self.run.id)
+
     async def _refresh(self) -> None:
         """Read the stored run again (it stays as it was while the store is down)."""
         try:
@@ -137,11 +160,22 @@ class FollowRun:
     either is an error then (StoreUnavailable), before any event is sent; later outages are ridden out.
     """
 
-    def __init__(self, *, runs: RunRepository, log: RunEventLog, scheduler: RunScheduler, idle_s: float = 15.0) -> None:
+    def __init__(
+        self,
+        *,
+        runs: RunRepository,
+        log: RunEventLog,
+        scheduler: RunScheduler,
+        idle_s: float = 15.0,
+        events: RunEvents | None = None,
+        clock: Clock | None = None,
+    ) -> None:
         self._runs = runs
         self._log = log
         self._scheduler = scheduler
         self._idle_s = idle_s
+        self._events = events
+        self._clock = clock
 
     async def execute(self, run_id: RunId, owner: OwnerId | None, *, after: EventId | None = None) -> RunFollower:
         """The follower of the run, starting after the event `after` (None: from the first).
@@ -160,4 +194,6 @@ class FollowRun:
             log=self._log,
             scheduler=self._scheduler,
             idle_s=self._idle_s,
+            events=self._events,
+            clock=self._clock,
         )

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Final
 import msgspec
 
 from agentkit.application.ports.run_event_log import EVENT_ID_PATTERN, DeltaEvent, DeltaKind
+from agentkit.application.tools.schema import inline_refs
 from agentkit.entrypoints.http.dto.runs import RunView
 from agentkit.entrypoints.http.dto.steps import StepView
 
@@ -34,6 +35,19 @@ def _json_text_of(view: type[msgspec.Struct], description: str) -> Any:
             extra_json_schema={
                 "extra": {"contentMediaType": _JSON, "contentSchema": {"$ref": f"#/components/schemas/{view.__name__}"}}
             },
+        ),
+    ]
+
+
+def _json_text_inline(view: type[msgspec.Struct], description: str) -> Any:
+    """A `data:` field: JSON text whose value is `view`, its schema written out (no route returns it whole)."""
+    schema = inline_refs(msgspec.json.schema(view))
+    schema.pop("title", None)
+    return Annotated[
+        str,
+        msgspec.Meta(
+            description=description,
+            extra_json_schema={"extra": {"contentMediaType": _JSON, "contentSchema": schema}},
         ),
     ]
 
@@ -93,7 +107,7 @@ class DeltaEventDoc(msgspec.Struct, kw_only=True, tag_field="event", tag="delta"
     the step is recorded: a client resuming after them gets the `step` event, which has it all."""
 
     id: EventIdText
-    data: _json_text_of(DeltaView, "The fragment (a DeltaView), as one line of JSON.")  # type: ignore[valid-type]
+    data: _json_text_inline(DeltaView, "The fragment (a DeltaView), as one line of JSON.")  # type: ignore[valid-type]
 
 
 RunEventDoc = StatusEventDoc | StepEventDoc | DeltaEventDoc

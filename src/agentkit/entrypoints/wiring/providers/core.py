@@ -217,10 +217,19 @@ class CoreProvider(Provider):
 
     @provide(scope=Scope.REQUEST)
     def follow_run(
-        self, runs: RunRepository, log: RunEventLog, scheduler: RunScheduler, settings: Settings
+        self,
+        runs: RunRepository,
+        log: RunEventLog,
+        scheduler: RunScheduler,
+        settings: Settings,
+        events: RunEvents,
+        clock: Clock,
     ) -> FollowRun:
-        """The FollowRun use-case (GET /v1/runs/{id}/events), a keep-alive due every SSE_KEEPALIVE_S."""
-        return FollowRun(runs=runs, log=log, scheduler=scheduler, idle_s=settings.http.sse_keepalive_s)
+        """The FollowRun use-case (GET /v1/runs/{id}/events), a keep-alive due every SSE_KEEPALIVE_S; followers
+        say they follow, so the run's model answers stream."""
+        return FollowRun(
+            runs=runs, log=log, scheduler=scheduler, idle_s=settings.http.sse_keepalive_s, events=events, clock=clock
+        )
 
     run_agent = provide(RunAgent, scope=Scope.REQUEST)
     chat_turn = provide(ChatTurn, scope=Scope.REQUEST)
