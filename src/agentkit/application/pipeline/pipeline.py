@@ -23,6 +23,9 @@ logger = structlog.get_logger(__name__)
 
 MAX_QUEUED: Final = 10_000
 MAX_BATCH: Final = 500
+FRAGMENT_WINDOW_S: Final = 0.002
+"""After a batch that carried fragments, the writer lets the next ones gather this long: a model's tokens
+come a few milliseconds apart, and one event for a window's worth costs what one token's would."""
 
 
 class StepPipeline:
@@ -71,6 +74,7 @@ class StepPipeline:
         self._waiters: list[asyncio.Future[None]] = []
         self._wake: asyncio.Event | None = None
         self._writer: asyncio.Task[None] | None = None
+        self._fragments_went = False  # the last batch delivered carried fragments
 
     @property
     def observes_runs(self) -> bool:
@@ -176,6 +180,10 @@ class StepPipeline:
                 await self._unclogged()
             except Exception:  # a consumer's failure is handled per entry; this is a bug: keep delivering
                 logger.exception("pipeline_writer_failed")
+            if self._fragments_went:
+                # a model is streaming: the first fragment went at once, the next gather for a moment
+                self._fragments_went = False
+                await asyncio.sleep(FRAGMENT_WINDOW_S)
 
     async def _unclogged(self) -> None:
         """Wait while the durable trace's backlog is past the bound: a lagging store slows runs, never loses steps."""
@@ -224,6 +232,7 @@ class StepPipeline:
                         entry.context.run(observers.on_run, entry.run)
                 if fragments is not None:
                     fragments.deliver(observers)
+                    self._fragments_went = True
         finally:
             # counted once handed over, whatever happened: a batch is never delivered twice (an
             # observer cut off by a cancel, say, misses those steps; the durable trace had them first)
