@@ -161,7 +161,7 @@ class ToolRegistry:
             args = msgspec.convert(call.arguments, item.args_type)
         except msgspec.ValidationError as exc:
             return _failure(f"invalid arguments for {call.name!r}: {exc}", started)
-        kwargs = {name: getattr(args, name) for name in item.param_names}
+        kwargs = msgspec.structs.asdict(args)  # its fields are the model-visible parameters, by construction
         if item.context_param is not None and item.context_type is not None:
             context = for_call(context, call.id)
             provider = self._provider_for(item.context_type)
