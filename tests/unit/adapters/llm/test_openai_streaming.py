@@ -120,7 +120,7 @@ RECORDED = ["text", "tool_call", "tool_calls", "refusal", "content_filter", "mal
 
 
 @pytest.mark.parametrize("name", RECORDED)
-@pytest.mark.parametrize("style", ["openai", "whole", "index_first_only", "interleaved"])
+@pytest.mark.parametrize("style", ["openai", "whole", "index_first_only", "interleaved", "repeated"])
 async def test_however_the_server_cuts_the_answer_the_stream_ends_with_what_chat_reads(
     name: str, style: CallStyle
 ) -> None:
