@@ -20,19 +20,16 @@ T = TypeVar("T")
 class IdleDeadline:
     """Cancels the task's wait for a stream's next item once the wait lasts `limit_s`.
 
-    Use it as an async context manager in the task that iterates, and fetch every item through
-    `next`; a wait that outlives the limit raises `TimeoutError` (an outside cancellation stays a
-    cancellation).
+    Use it as an async context manager around the iteration, and fetch every item through `next`
+    (from whichever task: the deadline cancels the task that is waiting); a wait that outlives the
+    limit raises `TimeoutError`, an outside cancellation stays a cancellation.
 
     Args:
         limit_s: The longest a wait may last; None for no limit.
     """
 
     def __init__(self, limit_s: float | None) -> None:
-        task = asyncio.current_task()
-        if task is None:
-            raise RuntimeError("IdleDeadline works in a task")
-        self._task = task
+        self._task: asyncio.Task[object] | None = None  # the task waiting now (each wait may be in another)
         self._limit_s = limit_s
         self._loop = asyncio.get_running_loop()
         self._wait_no = 0  # numbers the waits, so the timer knows whether the wait it was set for goes on
@@ -59,8 +56,10 @@ class IdleDeadline:
             TimeoutError: the wait lasted `limit_s`.
         """
         limit_s = self._limit_s
-        if limit_s is None:
+        task = asyncio.current_task()
+        if limit_s is None or task is None:
             return await anext(items)
+        self._task = task
         self._wait_no += 1
         self._waiting_since = now = self._loop.time()
         if self._timer is None:
@@ -78,7 +77,7 @@ class IdleDeadline:
 
     def _take_back_cancel(self) -> int:
         self._expired = False
-        return self._task.uncancel()
+        return self._task.uncancel() if self._task is not None else 0
 
     def _arm(self, when: float) -> None:
         self._timer_wait_no = self._wait_no
@@ -92,5 +91,6 @@ class IdleDeadline:
         if self._timer_wait_no != self._wait_no:  # a later wait: it has its own limit from its start
             self._arm(since + limit_s)
             return
-        self._expired = True
-        self._task.cancel()
+        if self._task is not None:
+            self._expired = True
+            self._task.cancel()

@@ -230,3 +230,24 @@ async def test_the_call_is_logged_with_its_time_to_first_fragment() -> None:
     assert call["fragments"] == 6
     assert 0 <= call["first_fragment_ms"] <= call["latency_ms"]
     assert "secret plan" not in repr(logs)
+
+
+async def test_the_deadline_cancels_the_task_that_waits_not_the_one_that_began_the_stream() -> None:
+    inner = GatedStream()
+    inner.gate.put_nowait(TextDelta(text="Hi"))
+    stream = retrying(inner, Sleeps(), attempt_timeout_s=0.01).stream(HELLO, [])
+    first_read, release = asyncio.Event(), asyncio.Event()
+
+    async def first_reader() -> LLMDelta | LLMResponse:
+        item = await anext(stream)
+        first_read.set()
+        await release.wait()  # this task goes on with other work while another reads the rest
+        return item
+
+    began = asyncio.create_task(first_reader())
+    await first_read.wait()
+    async with asyncio.timeout(5):  # a guard: the failure this test looks for is a wait never cut
+        with pytest.raises(LLMUnavailable, match="sent nothing for 0.01 s"):
+            await anext(stream)
+    release.set()
+    assert await began == TextDelta(text="Hi")
