@@ -30,7 +30,7 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.chat.chat_completion_chunk import ChoiceDeltaFunctionCall, ChoiceDeltaToolCall
 
 from agentkit.adapters.llm.openai_translate import arguments_text
-from agentkit.adapters.llm.text_tool_calls import could_be_text_tool_calls
+from agentkit.adapters.llm.text_tool_calls import DECIDING_CHARS, could_be_text_tool_calls
 from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import LLMDelta, LLMResponse, TextDelta, ToolCallDelta
 
@@ -57,6 +57,7 @@ class CompletionAssembler:
 
     def __init__(self, *, hold_text: bool = False) -> None:
         self._holding = hold_text
+        self._held_for_good = False
         self._head: dict[str, Any] = {}
         self._text: list[str] = []
         self._refusal: list[str] = []
@@ -141,10 +142,14 @@ class CompletionAssembler:
         if not self._holding:
             out.append(TextDelta(text=piece))
             return
+        if self._held_for_good:
+            return
         text = "".join(self._text)
         if not could_be_text_tool_calls(text):
             self._holding = False
             out.append(TextDelta(text=text))
+        # Only the start decides; once it is long enough to have, the text is held to the end.
+        self._held_for_good = self._holding and len(text.lstrip()) >= DECIDING_CHARS
 
     def _add_call_piece(self, piece: ChoiceDeltaToolCall, out: list[LLMDelta]) -> None:
         index = piece.index

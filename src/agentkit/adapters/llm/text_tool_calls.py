@@ -25,6 +25,8 @@ _FENCED = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
 _ARGUMENT_KEYS = ("arguments", "parameters")
 _ALLOWED_KEYS = frozenset({"name", "type", *_ARGUMENT_KEYS})
 _OPENINGS = ("```", "<tool_call>")
+DECIDING_CHARS = max(len(opening) for opening in _OPENINGS)
+"""How much of an answer's start (white space left out) `could_be_text_tool_calls` needs to be sure."""
 
 TextCall = tuple[str, dict[str, Any] | str]
 """A tool's name and its arguments: an object, or the JSON text the model wrote for them."""

@@ -163,10 +163,16 @@ async def test_a_legacy_function_call_streams_as_one_call_at_the_end() -> None:
     assert items[:-1] == [ToolCallDelta(index=0, id=call_id, name="get_weather", arguments='{"city": "Paris"}')]
 
 
-async def test_json_text_streams_as_the_calls_it_is_when_text_tool_calls_are_on() -> None:
+CALL_TEXT = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
+
+
+@pytest.mark.parametrize(
+    "content", [CALL_TEXT, f"<tool_call>\n{CALL_TEXT}\n</tool_call>", f"```json\n{CALL_TEXT}\n```", f"\n {CALL_TEXT}"]
+)
+async def test_json_text_streams_as_the_calls_it_is_when_text_tool_calls_are_on(content: str) -> None:
     body = completion("text")
-    body["choices"][0]["message"]["content"] = '{"name": "get_weather", "arguments": {"city": "Paris"}}'
-    items, _ = await stream_once(streamed(openai_chunks(body)), llm_text_tool_calls=True)
+    body["choices"][0]["message"]["content"] = content
+    items, _ = await stream_once(streamed(openai_chunks(body, text_piece=2)), llm_text_tool_calls=True)
 
     assert items[-1] == await chat_once(httpx.Response(200, json=body), llm_text_tool_calls=True)
     # held back while it could be calls, it never showed as text
