@@ -2,25 +2,42 @@
 
 Each harness makes a client that will meet a named situation: the SDK adapters through their
 real SDKs on a transport replaying recorded provider answers, the scripted one from a script
-that says the same. The assertions are the port's promises, whatever the provider. The last test
-holds the OpenAI adapter to them for every answer recorded from a real local server.
+that says the same. The assertions are the port's promises, whatever the provider. The last tests
+hold the OpenAI adapter to them for every answer recorded from a real local server.
+
+Streaming: each harness also makes a client whose provider streams the same answers (the SDK
+adapters read them as the Server-Sent Events their APIs send, see `tests/fixtures/llm/streams.py`).
+Every stream must end with exactly the response `chat` gives for the same answer, and its fragments
+must concatenate to that response's text and to each call's arguments.
 """
 
 import json
 import re
-from collections.abc import AsyncIterator, Callable
+from collections import defaultdict
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
+import httpx
 import pytest
 
-from agentkit.adapters.llm.scripted import ScriptedLLMClient
+from agentkit.adapters.llm.scripted import ScriptedFailure, ScriptedLLMClient
 from agentkit.application.errors import LLMRequestError, LLMUnavailable
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.domain.ids import ToolCallId
-from agentkit.domain.messages import FinishReason, LLMResponse, Message, ToolCall, Usage
+from agentkit.domain.messages import (
+    FinishReason,
+    LLMDelta,
+    LLMResponse,
+    Message,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
 from agentkit.domain.tools import ToolSchema
 from tests.fixtures.llm.recorded import RecordedExchange, recorded
-from tests.fixtures.llm.replay import Provider, ReplayTransport, gemini_client, openai_client, replies
+from tests.fixtures.llm.replay import Provider, ReplayTransport, Reply, gemini_client, openai_client, replies
+from tests.fixtures.llm.streams import gemini_chunks, made_up_ids_blanked, openai_chunks, read_into, streamed
 
 WEATHER = ToolSchema(
     name="get_weather",
@@ -76,36 +93,59 @@ SCRIPTS: dict[str, list[LLMResponse]] = {
     "rejected": [],  # a script that has run out is the scripted client's rejected request
 }
 SCRIPTS["round_trip"] = [*SCRIPTS["tool_calls"], *SCRIPTS["text"]]
+UNAVAILABLE = [ScriptedFailure(error=LLMUnavailable("the script is overloaded"))]
 
 
 @dataclass
 class Harness:
-    """Makes a client of one adapter for a situation, and closes what it made."""
+    """Makes clients of one adapter for a situation, answering whole or streaming; closes what it made."""
 
     name: str
-    make: Callable[[str], LLMClient]
+    make: Callable[[str, bool], LLMClient]
     made: list[LLMClient] = field(default_factory=list)
 
     def client(self, situation: str) -> LLMClient:
-        client = self.make(situation)
+        """A client whose provider answers whole (for `chat`)."""
+        return self._keep(self.make(situation, False))
+
+    def streaming_client(self, situation: str) -> LLMClient:
+        """A client whose provider streams the same answers (for `stream`)."""
+        return self._keep(self.make(situation, True))
+
+    def _keep(self, client: LLMClient) -> LLMClient:
         self.made.append(client)
         return client
 
 
-def _replaying(provider: Provider) -> Callable[[str], LLMClient]:
+def _as_stream(provider: Provider, answer: httpx.Response) -> Reply:
+    """A recorded whole answer as its provider would have streamed it; an error answer stays as it is."""
+    if answer.status_code != 200:
+        return answer
+    body = answer.json()
+    return streamed(openai_chunks(body) if provider == "openai" else gemini_chunks(body))
+
+
+def _replaying(provider: Provider) -> Callable[[str, bool], LLMClient]:
     build = openai_client if provider == "openai" else gemini_client
 
-    def make(situation: str) -> LLMClient:
-        return build(ReplayTransport(replies(provider, *RECORDINGS[provider][situation])))
+    def make(situation: str, streaming: bool) -> LLMClient:
+        answers = replies(provider, *RECORDINGS[provider][situation])
+        if streaming:
+            answers = [_as_stream(provider, answer) for answer in answers if isinstance(answer, httpx.Response)]
+        return build(ReplayTransport(answers))
 
     return make
+
+
+def _scripted(situation: str, streaming: bool) -> LLMClient:
+    return ScriptedLLMClient(UNAVAILABLE if situation == "unavailable" else SCRIPTS[situation])
 
 
 @pytest.fixture(params=["openai", "gemini", "scripted"])
 async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
     name: str = request.param
     if name == "scripted":
-        made = Harness(name, lambda situation: ScriptedLLMClient(SCRIPTS[situation]))
+        made = Harness(name, _scripted)
     else:
         made = Harness(name, _replaying("openai" if name == "openai" else "gemini"))
     yield made
@@ -167,10 +207,78 @@ async def test_a_rejected_request_raises_llm_request_error(harness: Harness) -> 
 # A script never meets transient trouble: this promise concerns the adapters that talk to a provider.
 @pytest.mark.parametrize("provider", ["openai", "gemini"])
 async def test_transient_trouble_raises_llm_unavailable_for_the_retry_policy(provider: Provider) -> None:
-    client = _replaying(provider)("unavailable")
+    client = _replaying(provider)("unavailable", False)
     with pytest.raises(LLMUnavailable):
         await client.chat(CONVERSATION, [WEATHER])
     await client.aclose()
+
+
+# --- Streaming: the same promises, and the stream ends with what chat gives ---
+
+Items = list[LLMDelta | LLMResponse]
+
+
+async def _streamed(client: LLMClient, messages: Sequence[Message] = CONVERSATION) -> Items:
+    return [item async for item in client.stream(messages, [WEATHER])]
+
+
+def assert_stream_keeps_the_ports_promises(items: Items, whole: LLMResponse) -> None:
+    """The stream ended with `whole` (what chat gives) and its fragments make up that response."""
+    *fragments, response = items
+    assert isinstance(response, LLMResponse)
+    assert all(isinstance(fragment, TextDelta | ToolCallDelta) for fragment in fragments)
+    assert made_up_ids_blanked(response) == made_up_ids_blanked(whole)
+    if response.finish_reason is not FinishReason.REFUSED:  # a block can come after text that went out
+        assert "".join(f.text for f in fragments if isinstance(f, TextDelta)) == response.text
+    calls: defaultdict[int, list[ToolCallDelta]] = defaultdict(list)
+    for fragment in fragments:
+        if isinstance(fragment, ToolCallDelta):
+            calls[fragment.index].append(fragment)
+    assert sorted(calls) == list(range(len(response.tool_calls)))
+    for index, call in enumerate(response.tool_calls):
+        pieces = calls[index]
+        assert [(piece.id, piece.name) for piece in pieces if piece.id or piece.name] == [(call.id, call.name)]
+        arguments = "".join(piece.arguments for piece in pieces)
+        if call.arguments_error is None:
+            assert (json.loads(arguments, strict=False) if arguments.strip() else {}) == call.arguments
+
+
+@pytest.mark.parametrize("situation", ["text", "tool_call", "tool_calls", "refusal"])
+async def test_a_stream_ends_with_the_response_chat_gives_and_its_fragments_make_it_up(
+    harness: Harness, situation: str
+) -> None:
+    whole = await harness.client(situation).chat(CONVERSATION, [WEATHER])
+    items = await _streamed(harness.streaming_client(situation))
+    assert_stream_keeps_the_ports_promises(items, whole)
+    if whole.text:
+        assert len(items) > 2, "the text came in more than one fragment"
+
+
+async def test_a_streamed_turn_goes_on_as_one_read_whole(harness: Harness) -> None:
+    client = harness.streaming_client("round_trip")
+    first = (await _streamed(client))[-1]
+    assert isinstance(first, LLMResponse)
+    history = [
+        *CONVERSATION,
+        first.to_message(),
+        *(Message(role="tool", content="18 °C", tool_call_id=call.id, name=call.name) for call in first.tool_calls),
+    ]
+    second = (await _streamed(client, history))[-1]
+    assert isinstance(second, LLMResponse)
+    assert second.text
+    assert second.tool_calls == ()
+
+
+async def test_a_rejected_request_raises_llm_request_error_from_the_stream(harness: Harness) -> None:
+    with pytest.raises(LLMRequestError):
+        await _streamed(harness.streaming_client("rejected"))
+
+
+async def test_transient_trouble_raises_llm_unavailable_from_the_stream_before_any_fragment(harness: Harness) -> None:
+    seen: Items = []
+    with pytest.raises(LLMUnavailable):
+        await read_into(seen, harness.streaming_client("unavailable").stream(CONVERSATION, [WEATHER]))
+    assert seen == []  # so the retry policy may try again
 
 
 # --- The port's promises for what a real OpenAI-compatible server answered (llama-cpp-python 0.3.36) ---
@@ -240,3 +348,29 @@ async def test_every_recorded_answer_of_a_compatible_server_keeps_the_ports_prom
         input_tokens=exchange.response["usage"]["prompt_tokens"],
         output_tokens=exchange.response["usage"]["completion_tokens"],
     )
+
+
+_ANSWERS = [
+    pytest.param(exchange, id=f"{name}-{index}")
+    for name in _CONVERSATIONS
+    for index, exchange in enumerate(recorded(name))
+    if exchange.status == 200
+]
+
+
+@pytest.mark.parametrize("text_tool_calls", [False, True], ids=["plain", "text_tool_calls"])
+@pytest.mark.parametrize("exchange", _ANSWERS)
+async def test_every_recorded_answer_of_a_compatible_server_streamed_ends_with_what_chat_reads(
+    exchange: RecordedExchange, text_tool_calls: bool
+) -> None:
+    settings: dict[str, object] = {"llm_base_url": "http://127.0.0.1:8000/v1", "llm_model": "local"}
+    settings["llm_text_tool_calls"] = text_tool_calls
+    whole_client = openai_client(ReplayTransport([exchange.reply()]), **settings)
+    streaming_client = openai_client(ReplayTransport([streamed(openai_chunks(exchange.response))]), **settings)
+    try:
+        whole = await whole_client.chat(_messages_of(exchange), _tools_of(exchange))
+        items = [item async for item in streaming_client.stream(_messages_of(exchange), _tools_of(exchange))]
+    finally:
+        await whole_client.aclose()
+        await streaming_client.aclose()
+    assert_stream_keeps_the_ports_promises(items, whole)

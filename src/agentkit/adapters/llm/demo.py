@@ -10,19 +10,21 @@ and the tool results of the conversation and plays the turns a model would, with
 - anything else: an answer that says what it can do and how to configure a real provider.
 
 Every number in its answers comes from a tool result, never from the rules themselves, so the
-trace shows a real run. Token counts are estimates (four characters a token).
+trace shows a real run. Token counts are estimates (four characters a token). It streams as a
+model does: its text word by word, each call's arguments in pieces (see `fragments`).
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from decimal import Decimal, InvalidOperation
 
 import msgspec
 
 from agentkit.adapters.llm.config import LLMConfig
+from agentkit.adapters.llm.fragments import fragments
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.domain.ids import ToolCallId
-from agentkit.domain.messages import FinishReason, LLMResponse, Message, ToolCall, Usage
+from agentkit.domain.messages import FinishReason, LLMDelta, LLMResponse, Message, ToolCall, Usage
 from agentkit.domain.tools import ToolSchema
 
 TOP_CUSTOMER_SQL = (
@@ -87,6 +89,15 @@ class DemoLLMClient(LLMClient):
             for n, call in enumerate(response.tool_calls, start=1)
         )
         return msgspec.structs.replace(response, usage=usage, tool_calls=calls)
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema]
+    ) -> AsyncIterator[LLMDelta | LLMResponse]:
+        """The turn `chat` gives, in fragments, then whole."""
+        response = await self.chat(messages, tools)
+        for fragment in fragments(response):
+            yield fragment
+        yield response
 
 
 def _goal_and_outcomes(messages: Sequence[Message]) -> tuple[str, list[_ToolOutcome]]:

@@ -3,11 +3,12 @@
 The SDK's retries are off (`HttpRetryOptions(attempts=1)`, which also stops its implicit retries
 of dropped connections): `RetryingLLMClient` is the one retry policy. The adapter always sends
 through an httpx client of its own (or the one it is given), so transport failures arrive as
-httpx exceptions whatever HTTP backend the SDK would pick.
+httpx exceptions whatever HTTP backend the SDK would pick. `stream` uses the SDK's
+`generate_content_stream` (see `gemini_stream` for how the chunks are read).
 """
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -16,14 +17,17 @@ from google.genai import errors, types
 
 from agentkit.adapters.llm.config import LLMConfig
 from agentkit.adapters.llm.errors import ProviderUnavailable, retry_after_s, shorten
+from agentkit.adapters.llm.gemini_stream import ResponseAssembler
 from agentkit.adapters.llm.gemini_translate import from_gemini_response, to_gemini_contents, to_gemini_tools
 from agentkit.application.errors import LLMError, LLMRequestError
 from agentkit.application.ports.llm_client import LLMClient
-from agentkit.domain.messages import LLMResponse, Message
+from agentkit.domain.messages import LLMDelta, LLMResponse, Message
 from agentkit.domain.tools import ToolSchema
 
 DEFAULT_GEMINI_MODEL = "gemini-2.5-flash"
 _TRANSIENT_STATUSES = frozenset({408, 429})
+# What the SDK raises for a failed call: an error answer, a transport failure, an answer it cannot read.
+_SDK_ERRORS = (errors.APIError, httpx.TransportError, ValueError)
 _RETRY_DELAY = re.compile(r"^(\d+(?:\.\d+)?)s$")
 
 
@@ -105,6 +109,60 @@ class GeminiLLMClient(LLMClient):
             ProviderUnavailable: rate limit, timeout, dropped connection or server error.
             LLMRequestError: the request, the key or the model was rejected.
         """
+        contents, config = self._request(messages, tools)
+        try:
+            response = await self._client.aio.models.generate_content(
+                model=self._model, contents=contents, config=config
+            )
+        except _SDK_ERRORS as exc:
+            raise _translate_sdk_error(exc) from exc
+        return from_gemini_response(response)
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema]
+    ) -> AsyncIterator[LLMDelta | LLMResponse]:
+        """Send one streamGenerateContent request; yield the fragments as they come, then the response `chat` gives.
+
+        Raises:
+            ProviderUnavailable: as `chat`; also a stream that breaks off, or ends without a
+                finish reason.
+            LLMRequestError: as `chat`.
+        """
+        assembler = ResponseAssembler()
+        async for chunk in self._chunks(*self._request(messages, tools)):
+            for fragment in assembler.feed(chunk):
+                yield fragment
+        if not assembler.finished:
+            raise ProviderUnavailable("Gemini's stream ended before the answer did (no finishReason)")
+        yield assembler.response()
+
+    async def _chunks(
+        self, contents: list[types.Content], config: types.GenerateContentConfig
+    ) -> AsyncIterator[types.GenerateContentResponse]:
+        # The SDK sends the request when the first chunk is asked for: its errors come while iterating.
+        chunks: AsyncIterator[types.GenerateContentResponse] | None = None
+        started = False
+        try:
+            chunks = await self._client.aio.models.generate_content_stream(
+                model=self._model, contents=contents, config=config
+            )
+            async for chunk in chunks:
+                started = True
+                yield chunk
+        except _SDK_ERRORS as exc:
+            if started and isinstance(exc, httpx.TransportError) and not isinstance(exc, httpx.TimeoutException):
+                raise ProviderUnavailable(
+                    f"the connection to Gemini broke during its answer: {type(exc).__name__}: {exc}"
+                ) from exc
+            raise _translate_sdk_error(exc) from exc
+        finally:
+            close = getattr(chunks, "aclose", None)
+            if close is not None:
+                await close()
+
+    def _request(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema]
+    ) -> tuple[list[types.Content], types.GenerateContentConfig]:
         system, contents = to_gemini_contents(messages)
         config = types.GenerateContentConfig(
             system_instruction=system,
@@ -114,25 +172,24 @@ class GeminiLLMClient(LLMClient):
             # The SDK would call Python callables itself; we declare schemas and run tools ourselves.
             automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
         )
-        try:
-            response = await self._client.aio.models.generate_content(
-                model=self._model, contents=list(contents), config=config
-            )
-        except errors.APIError as exc:
-            raise _translate_api_error(exc) from exc
-        except httpx.TimeoutException as exc:
-            raise ProviderUnavailable("Gemini did not answer in time") from exc
-        except httpx.TransportError as exc:
-            raise ProviderUnavailable(f"could not reach Gemini: {type(exc).__name__}: {exc}") from exc
-        except ValueError as exc:  # pydantic's ValidationError among them
-            raise LLMRequestError(f"Gemini sent a response the SDK could not read: {shorten(str(exc))}") from exc
-        return from_gemini_response(response)
+        return list(contents), config
 
     async def aclose(self) -> None:
         """Close the SDK client and the httpx client it sends through."""
         await self._client.aio.aclose()
         if self._http_client is not None:
             await self._http_client.aclose()
+
+
+def _translate_sdk_error(exc: Exception) -> LLMError:
+    if isinstance(exc, errors.APIError):
+        return _translate_api_error(exc)
+    if isinstance(exc, httpx.TimeoutException):
+        return ProviderUnavailable("Gemini did not answer in time")
+    if isinstance(exc, httpx.TransportError):
+        return ProviderUnavailable(f"could not reach Gemini: {type(exc).__name__}: {exc}")
+    # a ValueError: pydantic's ValidationError among them
+    return LLMRequestError(f"Gemini sent a response the SDK could not read: {shorten(str(exc))}")
 
 
 def _translate_api_error(exc: errors.APIError) -> LLMError:

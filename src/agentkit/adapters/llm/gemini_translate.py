@@ -110,8 +110,16 @@ def _function_response(message: Message, calls: dict[str, ToolCall]) -> types.Pa
     )
 
 
-def from_gemini_response(response: types.GenerateContentResponse) -> LLMResponse:
+def from_gemini_response(
+    response: types.GenerateContentResponse, *, calls: Sequence[ToolCall] | None = None
+) -> LLMResponse:
     """The neutral response for the first candidate; blocked prompts and answers are refusals.
+
+    Args:
+        response: What the SDK read (for a stream, its chunks merged).
+        calls: The calls already read from the response's function-call parts with
+            `tool_call_from`, in order; a stream reads each as it comes and sends its id before
+            the response is whole. By default they are read here.
 
     Raises:
         ProviderUnavailable: the model wrote a function call Gemini could not parse
@@ -132,12 +140,13 @@ def from_gemini_response(response: types.GenerateContentResponse) -> LLMResponse
     if finish == types.FinishReason.MALFORMED_FUNCTION_CALL:
         raise ProviderUnavailable(f"Gemini could not parse the model's function call: {candidate.finish_message or ''}")
     texts: list[str] = []
-    calls: list[ToolCall] = []
+    read: list[ToolCall] = []
     text_signature: str | None = None
     parts = (candidate.content.parts if candidate.content else None) or []
     for part in parts:
         if part.function_call is not None:
-            calls.append(_tool_call(part.function_call, part.thought_signature))
+            if calls is None:
+                read.append(tool_call_from(part.function_call, part.thought_signature))
         elif part.text is not None and not part.thought:
             texts.append(part.text)
             text_signature = _encode(part.thought_signature) or text_signature
@@ -150,11 +159,12 @@ def from_gemini_response(response: types.GenerateContentResponse) -> LLMResponse
             finish_reason=FinishReason.REFUSED,
             refusal=f"Gemini blocked the answer ({_enum_name(finish)}){detail}",
         )
+    tool_calls = tuple(read if calls is None else calls)
     return LLMResponse(
         text="".join(texts),
-        tool_calls=tuple(calls),
+        tool_calls=tool_calls,
         usage=usage,
-        finish_reason=_finish_reason(finish, has_calls=bool(calls)),
+        finish_reason=_finish_reason(finish, has_calls=bool(tool_calls)),
         provider_data={TEXT_SIGNATURE_KEY: text_signature} if text_signature and texts else None,
         response_id=response.response_id or None,
         response_model=response.model_version or None,
@@ -162,7 +172,8 @@ def from_gemini_response(response: types.GenerateContentResponse) -> LLMResponse
     )
 
 
-def _tool_call(call: types.FunctionCall, thought_signature: bytes | None) -> ToolCall:
+def tool_call_from(call: types.FunctionCall, thought_signature: bytes | None) -> ToolCall:
+    """The neutral call for a function-call part; an id is made up when Gemini gave none (and marked so)."""
     data: dict[str, Any] = {}
     if call.id:
         call_id = call.id

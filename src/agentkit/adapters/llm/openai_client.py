@@ -2,9 +2,12 @@
 
 `LLM_BASE_URL` points it at any OpenAI-compatible server (vLLM, Ollama, llama.cpp, a gateway).
 The SDK's own retries are off (`max_retries=0`): `RetryingLLMClient` is the one retry policy.
+`stream` asks for the same completion with `stream: true` (see `openai_stream` for how the chunks
+are read).
 """
 
-from collections.abc import Sequence
+import json
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
@@ -12,7 +15,9 @@ import httpx
 import openai
 
 from agentkit.adapters.llm.config import LLMConfig
-from agentkit.adapters.llm.openai_errors import translate_openai_error
+from agentkit.adapters.llm.errors import ProviderUnavailable, shorten
+from agentkit.adapters.llm.openai_errors import translate_openai_error, translate_openai_stream_error
+from agentkit.adapters.llm.openai_stream import CompletionAssembler
 from agentkit.adapters.llm.openai_translate import (
     ToolCallContent,
     from_openai_completion,
@@ -20,7 +25,7 @@ from agentkit.adapters.llm.openai_translate import (
     to_openai_tools,
 )
 from agentkit.application.ports.llm_client import LLMClient
-from agentkit.domain.messages import LLMResponse, Message
+from agentkit.domain.messages import LLMDelta, LLMResponse, Message
 from agentkit.domain.tools import ToolSchema
 
 DEFAULT_OPENAI_MODEL = "gpt-4.1-mini"
@@ -120,22 +125,71 @@ class OpenAILLMClient(LLMClient):
             ProviderUnavailable: rate limit, timeout, dropped connection or server error.
             LLMRequestError: the request, the key or the model was rejected.
         """
-        extra: dict[str, Any] = dict(self._options)
-        if tools:
-            extra["tools"] = to_openai_tools(tools)
-            # "auto" is OpenAI's default with tools, but llama-cpp-python's function-calling
-            # handler takes a missing tool_choice for "none" and drops the tools from the prompt.
-            extra["tool_choice"] = "auto"
         try:
-            completion = await self._client.chat.completions.create(
-                model=self._model,
-                messages=to_openai_messages(messages, tool_call_content=self._tool_call_content),
-                **extra,
+            completion = await self._client.chat.completions.create(**self._request(messages, tools))
+        except openai.OpenAIError as exc:
+            raise self._error(exc) from exc
+        return from_openai_completion(completion, text_tool_names=self._text_tool_names(tools))
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema]
+    ) -> AsyncIterator[LLMDelta | LLMResponse]:
+        """Send the request with `stream: true`; yield the fragments as they come, then the response `chat` gives.
+
+        Usage comes in the stream's last chunk (`stream_options.include_usage`). With
+        LLM_TEXT_TOOL_CALLS, text that may be tool calls is held back until it is known not to be
+        (see `openai_stream`).
+
+        Raises:
+            ProviderUnavailable: as `chat`; also a stream that breaks off, reports an error, or
+                ends without a finish reason.
+            LLMRequestError: as `chat`, or an error the server reported in the stream about the request.
+        """
+        text_tool_names = self._text_tool_names(tools)
+        try:
+            chunks = await self._client.chat.completions.create(
+                **self._request(messages, tools), stream=True, stream_options={"include_usage": True}
             )
         except openai.OpenAIError as exc:
-            raise translate_openai_error(exc, label=self._label, secrets=(self._client.api_key,)) from exc
-        text_tool_names = {tool.name for tool in tools} if self._text_tool_calls else set()
-        return from_openai_completion(completion, text_tool_names=text_tool_names)
+            raise self._error(exc) from exc
+        assembler = CompletionAssembler(hold_text=bool(text_tool_names))
+        try:
+            async for chunk in chunks:
+                for fragment in assembler.feed(chunk):
+                    yield fragment
+        except openai.OpenAIError as exc:
+            raise translate_openai_stream_error(exc, label=self._label, secrets=(self._client.api_key,)) from exc
+        except json.JSONDecodeError as exc:
+            raise ProviderUnavailable(
+                f"{self._label} sent a stream event that is not JSON: {shorten(exc.doc)}"
+            ) from exc
+        finally:
+            await chunks.close()
+        if not assembler.finished:
+            raise ProviderUnavailable(f"{self._label}'s stream ended before the answer did (no finish_reason)")
+        response = from_openai_completion(assembler.completion(), text_tool_names=text_tool_names)
+        for fragment in assembler.rest(response):
+            yield fragment
+        yield response
+
+    def _request(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> dict[str, Any]:
+        request: dict[str, Any] = {
+            "model": self._model,
+            "messages": to_openai_messages(messages, tool_call_content=self._tool_call_content),
+            **self._options,
+        }
+        if tools:
+            request["tools"] = to_openai_tools(tools)
+            # "auto" is OpenAI's default with tools, but llama-cpp-python's function-calling
+            # handler takes a missing tool_choice for "none" and drops the tools from the prompt.
+            request["tool_choice"] = "auto"
+        return request
+
+    def _text_tool_names(self, tools: Sequence[ToolSchema]) -> set[str]:
+        return {tool.name for tool in tools} if self._text_tool_calls else set()
+
+    def _error(self, exc: openai.OpenAIError) -> Exception:
+        return translate_openai_error(exc, label=self._label, secrets=(self._client.api_key,))
 
     async def aclose(self) -> None:
         """Close the SDK client and its connections."""

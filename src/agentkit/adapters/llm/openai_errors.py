@@ -49,6 +49,38 @@ def translate_openai_error(exc: openai.OpenAIError, *, label: str, secrets: Iter
     return LLMRequestError(f"{label} sent a response the SDK could not read: {detail}")
 
 
+def translate_openai_stream_error(exc: openai.OpenAIError, *, label: str, secrets: Iterable[str] = ()) -> LLMError:
+    """The port's error for an SDK error raised while a stream was being read (its status was 200).
+
+    - an error event in the stream (`data: {"error": {...}}`, which the SDK raises as a bare
+      `APIError`): transient unless it says the request was at fault (a 4xx `code` other than
+      408, 409 and 429, or an `invalid_request` type); a server that accepted the request and
+      then failed mostly failed on its side;
+    - the connection broke or a read timed out: transient, and said as such;
+    - anything else: as `translate_openai_error`.
+    """
+    if type(exc) is openai.APIError:
+        detail = shorten(_redacted(server_detail_of(exc.body) or exc.message, secrets))
+        if _is_request_fault(exc):
+            return LLMRequestError(f"{label} reported an error in its stream: {detail}")
+        return ProviderUnavailable(f"{label} reported an error in its stream: {detail}")
+    if isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError):
+        cause = exc.__cause__ or exc
+        return ProviderUnavailable(
+            f"the connection to {label} broke during its answer: {type(cause).__name__}: {cause}"
+        )
+    return translate_openai_error(exc, label=label, secrets=secrets)
+
+
+def _is_request_fault(exc: openai.APIError) -> bool:
+    code = exc.code or ""
+    if code.isdigit():
+        status = int(code)
+        return 400 <= status < 500 and status not in _TRANSIENT_STATUSES
+    kind = (exc.type or "").lower()
+    return "invalid_request" in kind or "badrequest" in kind
+
+
 def _translate_status(exc: openai.APIStatusError, label: str, detail: str) -> LLMError:
     status = exc.status_code
     if status == 429 and exc.code == "insufficient_quota":
@@ -75,7 +107,7 @@ def _translate_status(exc: openai.APIStatusError, label: str, detail: str) -> LL
 
 def server_detail(exc: openai.APIStatusError) -> str:
     """What the server said about the error (not yet shortened), or "no details given"."""
-    detail = _detail_of(exc.body)
+    detail = server_detail_of(exc.body)
     if not detail.strip():
         try:
             detail = _TAG.sub(" ", exc.response.text)
@@ -84,7 +116,8 @@ def server_detail(exc: openai.APIStatusError) -> str:
     return detail if detail.strip() else "no details given"
 
 
-def _detail_of(body: Any) -> str:
+def server_detail_of(body: Any) -> str:
+    """The message in an error body of any shape the module docstring lists ("" when there is none)."""
     if isinstance(body, str):
         return _TAG.sub(" ", body)
     if not isinstance(body, dict):
@@ -94,7 +127,7 @@ def _detail_of(body: Any) -> str:
         if isinstance(value, str) and value.strip():
             return value
         if isinstance(value, dict):
-            return _detail_of(value)
+            return server_detail_of(value)
         if isinstance(value, list) and value:
             return "; ".join(_validation_item(item) for item in value)
     return ""

@@ -75,7 +75,7 @@ def _to_openai_message(message: Message, tool_call_content: ToolCallContent) -> 
     if not message.tool_calls:
         return {"role": "assistant", "content": message.content}
     calls: list[Any] = [
-        {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": _arguments_text(call)}}
+        {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments_text(call)}}
         for call in message.tool_calls
     ]
     if message.content:
@@ -85,7 +85,8 @@ def _to_openai_message(message: Message, tool_call_content: ToolCallContent) -> 
     return {"role": "assistant", "content": "" if tool_call_content == "empty" else None, "tool_calls": calls}
 
 
-def _arguments_text(call: ToolCall) -> str:
+def arguments_text(call: ToolCall) -> str:
+    """A call's arguments as JSON text: as the model wrote them when they did not parse, else re-encoded."""
     raw = (call.provider_data or {}).get(RAW_ARGUMENTS_KEY)
     if isinstance(raw, str):
         return raw

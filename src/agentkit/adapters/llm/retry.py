@@ -5,22 +5,26 @@ multiply) and report transient trouble as `LLMUnavailable`. `RetryingLLMClient` 
 `LLMClient` and retries those failures with exponential backoff and full jitter, honouring the
 server's `Retry-After`; `LLMRequestError` is never retried. Sleep and randomness are injected so
 the timing can be tested without waiting.
+
+A stream is retried only until its first fragment: what was sent to the client cannot be taken
+back, so a stream that breaks after it ends with the error (see `RetryingLLMClient.stream`).
 """
 
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, NoReturn
 
 import msgspec
 import structlog
 
 from agentkit.adapters.llm.config import LLMConfig
 from agentkit.adapters.llm.errors import ProviderUnavailable
+from agentkit.adapters.llm.idle_deadline import IdleDeadline
 from agentkit.application.errors import LLMError, LLMRequestError, LLMUnavailable
 from agentkit.application.ports.llm_client import LLMClient
-from agentkit.domain.messages import LLMResponse, Message
+from agentkit.domain.messages import LLMDelta, LLMResponse, Message
 from agentkit.domain.tools import ToolSchema
 
 Sleeper = Callable[[float], Awaitable[None]]
@@ -37,7 +41,8 @@ class RetryPolicy(msgspec.Struct, frozen=True, kw_only=True):
         max_retries: Retries after the first attempt (`LLM_MAX_RETRIES`); 0 means one attempt only.
         base_s: The first backoff ceiling (`LLM_BACKOFF_BASE_S`); it doubles on each retry.
         cap_s: The largest wait (`LLM_BACKOFF_CAP_S`), for backoff and for `Retry-After` alike.
-        attempt_timeout_s: The most one attempt may take (`LLM_REQUEST_TIMEOUT_S`); None for no limit.
+        attempt_timeout_s: The most one attempt may take (`LLM_REQUEST_TIMEOUT_S`); for a stream,
+            the most its first fragment, and each one after, may keep us waiting. None for no limit.
     """
 
     max_retries: int = 3
@@ -93,6 +98,8 @@ class RetryingLLMClient(LLMClient):
         - Any other exception from the wrapped client is a bug in it: it is logged with its
           traceback and raised as `LLMRequestError`, so the run ends with a reason instead of a crash.
         - The response records the attempts it took (`LLMResponse.attempts`).
+        - `stream` applies the same rules until the wrapped stream's first item; after it nothing
+          is retried (see `stream`).
     """
 
     def __init__(
@@ -136,32 +143,118 @@ class RetryingLLMClient(LLMClient):
             try:
                 response = await self._attempt(messages, tools)
             except LLMUnavailable as exc:
-                delay = self.policy.delay_s(attempt, exc, self._rand())
-                if delay is None:
-                    raise self._gave_up(exc, attempt) from exc
-                self._log_failure("llm.retry", exc, attempt, retry_in_s=round(delay, 3))
-                await self._sleep(delay)
+                await self._sleep(self._retry_delay(exc, attempt))
                 continue
-            except LLMError as exc:
-                exc.attempts = attempt
-                self._log_failure("llm.rejected", exc, attempt)
-                raise
             except Exception as exc:
-                logger.exception("llm.adapter_bug", provider=self._provider, model=self._model, attempt=attempt)
-                raise LLMRequestError(
-                    f"the {self._provider} adapter failed unexpectedly: {type(exc).__name__}: {exc}", attempts=attempt
-                ) from exc
-            logger.info(
-                "llm.call",
-                provider=self._provider,
-                model=self._model,
-                attempt=attempt,
-                latency_ms=round((self._monotonic() - started) * 1000, 1),
-                finish_reason=str(response.finish_reason),
-                input_tokens=response.usage.input_tokens,
-                output_tokens=response.usage.output_tokens,
-            )
+                self._end_with(exc, attempt)
+            self._log_call(response, attempt, started)
             return msgspec.structs.replace(response, attempts=attempt)
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema]
+    ) -> AsyncIterator[LLMDelta | LLMResponse]:
+        """Stream from the wrapped client, retrying failures that come before its first fragment.
+
+        Rules:
+            - Until the wrapped stream yields its first item, a failure is treated as `chat`
+              treats it: `LLMUnavailable` (and a first item that takes longer than
+              `attempt_timeout_s`) is retried under the policy, with the same backoff; the next
+              attempt is a new stream from the start.
+            - After the first fragment nothing is retried: the fragments already went out. An
+              `LLMUnavailable` (or a wait longer than `attempt_timeout_s` for the next fragment)
+              ends the stream as `LLMUnavailable`; `LLMRequestError` ends it as it is; either
+              carries the attempts made.
+            - The time limit is per wait, not per call: a long answer that keeps coming is never
+              cut; one that stalls for `attempt_timeout_s` is.
+            - A wrapped client without `stream` (a structural plug-in) streams through its `chat`,
+              as the port's default does: the whole answer as one fragment.
+            - The final response records the attempts it took, as with `chat`.
+        """
+        attempt = 0
+        while True:
+            attempt += 1
+            started = self._monotonic()
+            items = _stream_of(self.inner, messages, tools)
+            retry_in_s: float | None = None
+            try:
+                async with IdleDeadline(self.policy.attempt_timeout_s) as deadline:
+                    try:
+                        item = await self._next(deadline, items)
+                    except LLMUnavailable as exc:
+                        retry_in_s = self._retry_delay(exc, attempt)
+                    except Exception as exc:
+                        self._end_with(exc, attempt)
+                    if retry_in_s is None:
+                        first_fragment_ms = round((self._monotonic() - started) * 1000, 1)
+                        fragments = 0
+                        try:
+                            while not isinstance(item, LLMResponse):
+                                yield item
+                                fragments += 1
+                                item = await self._next(deadline, items)
+                            response = item
+                        except LLMUnavailable as exc:
+                            raise self._broke_off(exc, attempt, fragments) from exc
+                        except Exception as exc:
+                            self._end_with(exc, attempt)
+            finally:
+                await _close(items)
+            if retry_in_s is None:
+                break
+            await self._sleep(retry_in_s)
+        self._log_call(response, attempt, started, first_fragment_ms=first_fragment_ms, fragments=fragments)
+        yield msgspec.structs.replace(response, attempts=attempt)
+
+    async def _next(
+        self, deadline: IdleDeadline, items: AsyncIterator[LLMDelta | LLMResponse]
+    ) -> LLMDelta | LLMResponse:
+        try:
+            return await deadline.next(items)
+        except TimeoutError:
+            raise ProviderUnavailable(
+                f"{self._provider} sent nothing for {self.policy.attempt_timeout_s:g} s"
+            ) from None
+        except StopAsyncIteration:
+            raise LLMRequestError(f"the {self._provider} adapter's stream ended without a response") from None
+
+    def _retry_delay(self, error: LLMUnavailable, attempt: int) -> float:
+        """The wait before the next attempt; raises the error to end with when there is none."""
+        delay = self.policy.delay_s(attempt, error, self._rand())
+        if delay is None:
+            raise self._gave_up(error, attempt) from error
+        self._log_failure("llm.retry", error, attempt, retry_in_s=round(delay, 3))
+        return delay
+
+    def _end_with(self, error: Exception, attempt: int) -> NoReturn:
+        """Raise what ends the call for a failure that is not retried: an LLMError as it is, anything else as a bug."""
+        if isinstance(error, LLMError):
+            error.attempts = attempt
+            self._log_failure("llm.rejected", error, attempt)
+            raise error
+        logger.exception("llm.adapter_bug", provider=self._provider, model=self._model, attempt=attempt)
+        raise LLMRequestError(
+            f"the {self._provider} adapter failed unexpectedly: {type(error).__name__}: {error}", attempts=attempt
+        ) from error
+
+    def _broke_off(self, error: LLMUnavailable, attempt: int, fragments: int) -> LLMUnavailable:
+        self._log_failure("llm.stream_broke", error, attempt, fragments=fragments)
+        return LLMUnavailable(
+            f"{self._provider}'s answer broke off after {fragments} fragments (not retried): {error}",
+            attempts=attempt,
+        )
+
+    def _log_call(self, response: LLMResponse, attempt: int, started: float, **extra: float) -> None:
+        logger.info(
+            "llm.call",
+            provider=self._provider,
+            model=self._model,
+            attempt=attempt,
+            latency_ms=round((self._monotonic() - started) * 1000, 1),
+            finish_reason=str(response.finish_reason),
+            input_tokens=response.usage.input_tokens,
+            output_tokens=response.usage.output_tokens,
+            **extra,
+        )
 
     async def _attempt(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
         # The SDKs' timeouts bound each read; this bounds the whole attempt, for any adapter.
@@ -201,3 +294,18 @@ class RetryingLLMClient(LLMClient):
     async def aclose(self) -> None:
         """Close the wrapped client."""
         await self.inner.aclose()
+
+
+def _stream_of(
+    client: LLMClient, messages: Sequence[Message], tools: Sequence[ToolSchema]
+) -> AsyncIterator[LLMDelta | LLMResponse]:
+    if getattr(client, "stream", None) is None:  # a structural plug-in from before the port could stream
+        return LLMClient.stream(client, messages, tools)
+    return aiter(client.stream(messages, tools))
+
+
+async def _close(items: AsyncIterator[LLMDelta | LLMResponse]) -> None:
+    """Close a stream left before its end, so its connection is released now rather than by the collector."""
+    close = getattr(items, "aclose", None)
+    if close is not None:
+        await close()

@@ -1,15 +1,18 @@
 """A scripted LLM: replays a list of responses. Used by every test, the demo and the benchmarks."""
 
-from collections.abc import Sequence
+import copy
+from collections.abc import AsyncIterator, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from agentkit.application.errors import ConfigurationError, LLMRequestError
+from agentkit.adapters.llm.fragments import fragments
+from agentkit.application.errors import ConfigurationError, LLMError, LLMRequestError
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.domain.ids import ToolCallId
-from agentkit.domain.messages import FinishReason, LLMResponse, Message, ToolCall, Usage
+from agentkit.domain.messages import FinishReason, LLMDelta, LLMResponse, Message, ToolCall, Usage
 from agentkit.domain.tools import ToolSchema
 
 
@@ -68,19 +71,39 @@ def _to_response(turn: ScriptedTurn, turn_no: int) -> LLMResponse:
     )
 
 
+class ScriptedFailure(msgspec.Struct, frozen=True, kw_only=True):
+    """A scripted turn that fails, for tests of provider errors.
+
+    `chat` raises (a copy of) `error`; `stream` first sends the first `fragments` fragments of
+    `partial` (an answer the provider was writing when it broke), then raises it.
+    """
+
+    error: LLMError
+    fragments: int = 0
+    partial: LLMResponse = LLMResponse()
+
+
+ScriptedTurnOutcome = LLMResponse | ScriptedFailure
+"""What one scripted turn does: answer, or fail."""
+
+
 class ScriptedLLMClient(LLMClient):
     """Answers each chat call with the next scripted response and records what it was sent.
 
     Sequential (the default): one script for the client's whole life, response after response.
     Per conversation: every run replays the script from its start, the response chosen by how
-    many assistant turns the run has had since its goal; so a server answers concurrent runs alike.
+    many assistant turns the run has had since its goal; so a server answers concurrent runs alike
+    (and a scripted failure repeats on every retry, since the conversation did not move).
     Once the script runs out it raises LLMRequestError, so a run that asks for more than the
     script holds fails with a clear reason instead of hanging.
+
+    `stream` sends the response's text word by word and each call's arguments in pieces (see
+    `fragments`), then the response, so tests and demos stream as with a real provider.
     """
 
     def __init__(
         self,
-        responses: Sequence[LLMResponse],
+        responses: Sequence[ScriptedTurnOutcome],
         *,
         per_conversation: bool = False,
         provider: str = "scripted",
@@ -110,7 +133,26 @@ class ScriptedLLMClient(LLMClient):
         return cls(load_script(path), per_conversation=per_conversation)
 
     async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
-        """The next scripted response."""
+        """The next scripted response (or the scripted failure's error)."""
+        outcome = self._take(messages, tools)
+        if isinstance(outcome, ScriptedFailure):
+            raise copy.copy(outcome.error)
+        return outcome
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema]
+    ) -> AsyncIterator[LLMDelta | LLMResponse]:
+        """The next scripted response in fragments, then whole; a scripted failure breaks off after its fragments."""
+        outcome = self._take(messages, tools)
+        if isinstance(outcome, ScriptedFailure):
+            for fragment in islice(fragments(outcome.partial), outcome.fragments):
+                yield fragment
+            raise copy.copy(outcome.error)
+        for fragment in fragments(outcome):
+            yield fragment
+        yield outcome
+
+    def _take(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> ScriptedTurnOutcome:
         if self.record_requests:
             self.requests.append((list(messages), list(tools)))
         index = _turns_since_goal(messages) if self._per_conversation else self._next

@@ -24,6 +24,9 @@ _TAGGED = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 _FENCED = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL)
 _ARGUMENT_KEYS = ("arguments", "parameters")
 _ALLOWED_KEYS = frozenset({"name", "type", *_ARGUMENT_KEYS})
+_OPENINGS = ("```", "<tool_call>")
+DECIDING_CHARS = max(len(opening) for opening in _OPENINGS)
+"""How much of an answer's start (white space left out) `could_be_text_tool_calls` needs to be sure."""
 
 TextCall = tuple[str, dict[str, Any] | str]
 """A tool's name and its arguments: an object, or the JSON text the model wrote for them."""
@@ -50,6 +53,18 @@ def find_text_tool_calls(text: str, tool_names: Collection[str]) -> list[TextCal
                 return []
             calls.append(call)
     return calls
+
+
+def could_be_text_tool_calls(text: str) -> bool:
+    """Whether `text`, the start of an answer, may still turn out to be tool calls once it is whole.
+
+    A stream holds the text back while this is true (nothing but white space yet, or a start
+    `find_text_tool_calls` would read: `{`, `[`, a code fence, a `<tool_call>` tag).
+    """
+    start = text.lstrip()
+    if not start or start[0] in "{[":
+        return True
+    return any(start.startswith(opening) or opening.startswith(start) for opening in _OPENINGS)
 
 
 def _json_pieces(text: str) -> list[str]:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from agentkit.adapters.llm.text_tool_calls import find_text_tool_calls
+from agentkit.adapters.llm.text_tool_calls import could_be_text_tool_calls, find_text_tool_calls
 
 TOOLS = {"calculator", "sql_readonly"}
 CALC = '{"name": "calculator", "arguments": {"expression": "17 * 23"}}'
@@ -73,3 +73,24 @@ def test_anything_else_stays_an_answer(text: str) -> None:
 
 def test_a_call_to_a_tool_that_was_not_offered_is_an_answer() -> None:
     assert find_text_tool_calls(CALC, {"sql_readonly"}) == []
+
+
+@pytest.mark.parametrize(
+    ("start", "could_be"),
+    [
+        ("", True),
+        ("  \n", True),
+        ('{"na', True),
+        (" [", True),
+        ("`", True),
+        ("```js", True),
+        ("<tool", True),
+        ("<tool_call>\n{", True),
+        ("The", False),
+        ("`x`", False),
+        ("<b>", False),
+        ("<tool_calls>", False),
+    ],
+)
+def test_a_stream_holds_text_back_only_while_its_start_could_be_calls(start: str, could_be: bool) -> None:
+    assert could_be_text_tool_calls(start) is could_be
