@@ -133,3 +133,13 @@ def test_a_paused_run_says_what_it_waits_on() -> None:
 
     assert chunks[-1]["type"] == "data-required-action"
     assert chunks[-1]["data"]["calls"][0]["digest"] == "d1"
+
+
+def test_a_run_whose_steps_expired_from_the_log_still_shows_its_answer() -> None:
+    # a replay long after the run: the log kept none of its steps, the stored run stands in
+    chunks = chunks_of([ended(RunStatus.SUCCEEDED, answer="2 + 3 is 5.")])
+
+    assert read_message(chunks)["parts"] == [
+        {"type": "step-start"},
+        {"type": "text", "text": "2 + 3 is 5.", "state": "done"},
+    ]

@@ -71,6 +71,7 @@ class UIMessageStream:
         self._calls: dict[int, str] = {}  # index in the turn -> call id, for calls whose arguments stream
         self._announced: set[str] = set()  # calls the client knows of (tool-input-available)
         self._due: set[str] = set()  # announced calls of the open step without a result yet
+        self._told = False  # a step of the run reached this stream (else the stored answer is all there is)
         self.ended = False
 
     def start(self) -> list[UIChunk]:
@@ -95,6 +96,7 @@ class UIMessageStream:
         return [*chunks, ErrorChunk(error_text=text), FinishChunk(finish_reason="other")]
 
     def _on_delta(self, delta: DeltaEvent) -> list[UIChunk]:
+        self._told = True
         chunks = self._open_step(delta.step_no)
         if delta.kind == "retry":
             return [*chunks, *self._reset()]
@@ -115,6 +117,7 @@ class UIMessageStream:
         return chunks
 
     def _on_llm_step(self, step: LLMStep) -> list[UIChunk]:
+        self._told = True
         chunks = self._open_step(step.step_no)
         streamed_calls = set(self._calls.values())
         final_calls = {call.id for call in step.tool_calls}
@@ -138,6 +141,7 @@ class UIMessageStream:
         return chunks
 
     def _on_tool_step(self, step: ToolStep) -> list[UIChunk]:
+        self._told = True
         chunks: list[UIChunk] = []
         if step.call_id not in self._announced:  # its LLM step never reached this stream: say what was called
             chunks += self._open_step(self._step if self._step is not None else step.step_no)
@@ -164,6 +168,10 @@ class UIMessageStream:
             return []
         self.ended = True
         chunks = self._close_step()
+        if not self._told and run.answer:  # its steps' events expired before this client came: the stored answer
+            chunks += [StartStepChunk(), self._open_text()]
+            assert self._text_id is not None  # noqa: S101 - opened above
+            chunks += [TextDeltaChunk(id=self._text_id, delta=run.answer), *self._close_text(), FinishStepChunk()]
         if run.status is not RunStatus.SUCCEEDED:
             reason = f": {run.failure_reason}" if run.failure_reason else ""
             chunks.append(ErrorChunk(error_text=f"the run ended {run.status.value}{reason}"))
