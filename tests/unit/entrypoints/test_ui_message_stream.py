@@ -143,3 +143,12 @@ def test_a_run_whose_steps_expired_from_the_log_still_shows_its_answer() -> None
         {"type": "step-start"},
         {"type": "text", "text": "2 + 3 is 5.", "state": "done"},
     ]
+
+
+def test_a_step_stored_without_its_content_leaves_what_streamed_in_place() -> None:
+    # TRACE_PAYLOADS=false: the logged step has no text; the fragments the client saw stay
+    redacted = LLMStep(run_id=RUN.id, step_no=1, created_at=NOW, latency_ms=1.0, redacted=True)
+    chunks = chunks_of([text(1, "The sum is 5."), StepEvent(step=redacted), ended(RunStatus.SUCCEEDED)])
+
+    assert "reset-step" not in [c["type"] for c in chunks]
+    assert read_message(chunks)["parts"][1]["text"] == "The sum is 5."

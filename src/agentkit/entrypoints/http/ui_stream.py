@@ -121,9 +121,13 @@ class UIMessageStream:
         chunks = self._open_step(step.step_no)
         streamed_calls = set(self._calls.values())
         final_calls = {call.id for call in step.tool_calls}
-        if not step.text.startswith(self._sent_text) or not streamed_calls <= final_calls:
+        if step.redacted:  # stored without its content (TRACE_PAYLOADS, TRACE_REDACT_FIELDS): keep what streamed
+            rest = ""
+        elif not step.text.startswith(self._sent_text) or not streamed_calls <= final_calls:
             chunks += self._reset()  # what streamed is not what the step holds: show the step afresh
-        rest = step.text[len(self._sent_text) :]
+            rest = step.text
+        else:
+            rest = step.text[len(self._sent_text) :]
         if rest:
             if self._text_id is None:
                 chunks.append(self._open_text())
