@@ -129,6 +129,8 @@ async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) 
     chat = document["paths"]["/v1/chat"]["post"]
     assert set(chat["responses"]) == {"200", "202", "400", "401", "413", "415", "422", "429", "503"}
     assert "unknown_agent" in chat["responses"]["422"]["description"]
+    assert set(chat["responses"]["200"]["content"]) == {"application/json", "text/event-stream"}
+    assert "UIChatRequest" in str(chat["requestBody"])  # the Vercel AI SDK's useChat body, beside ChatCreate
     assert document["components"]["schemas"]["ChatCreate"]["additionalProperties"] is False
     assert "422" in document["paths"]["/v1/tools"]["get"]["responses"]
     listing = document["paths"]["/v1/runs"]["get"]
@@ -143,9 +145,10 @@ async def test_the_openapi_document_matches_the_routes(api_factory: ApiFactory) 
     assert set(events["responses"]) == {"200", "400", "401", "404", "422", "429", "503"}
     assert document["paths"]["/metrics"]["get"]["security"] == [{"ApiKey": []}]
     create = document["paths"]["/v1/runs"]["post"]
-    assert {p["name"] for p in create["parameters"]} == {"Idempotency-Key", "Prefer"}
+    assert {p["name"] for p in create["parameters"]} == {"Idempotency-Key", "Prefer", "format"}
     assert "RunCreate" in str(create["requestBody"])
-    assert set(create["responses"]) == {"201", "202", "400", "401", "409", "413", "415", "422", "429", "503"}
+    assert set(create["responses"]) == {"200", "201", "202", "400", "401", "409", "413", "415", "422", "429", "503"}
+    assert set(create["responses"]["200"]["content"]) == {"text/event-stream"}  # a streamed answer
     assert "application/problem+json" in create["responses"]["422"]["content"]
     assert "Idempotency-Key was used before" in create["responses"]["422"]["description"]
     assert "MAX_BODY_BYTES" in create["description"]

@@ -1,6 +1,9 @@
 """The `agentkit` command, run in-process as a user would run it."""
 
+import io
 import json
+import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -206,3 +209,28 @@ def test_a_tool_with_a_typed_hidden_context_runs_from_the_command_line(
     output = document["trace"][1]["result"]["output"]
     assert output.startswith("saved 'On Loops' (3 chars) to postgresql://papers@127.0.0.1:5432/papers for run ")
     assert output.endswith("with key #6907c4e8")
+
+
+class Tty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_on_a_terminal_a_run_streams_and_its_answer_is_written_as_it_comes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.setenv("NO_COLOR", "1")
+    terminal = Tty()
+    monkeypatch.setattr(sys, "stdout", terminal)
+
+    code = main(["run", "what is 2+3?", "--script", script(tmp_path, ADD_SCRIPT)])
+
+    shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", terminal.getvalue())
+    lines = [line.strip("\r ") for line in shown.splitlines() if "(step" not in line and line.strip("\r ")]
+    assert code == 0
+    call = next(line for line in lines if line.startswith("[1] llm  -> add("))  # the arguments as they came
+    assert call.replace(" ", "").endswith('({"a":2,"b":3})')
+    answer = lines.index("[3] llm  2 + 3 = 5")  # the answer as it came, its figures under it
+    assert lines[answer + 1].endswith("ms  tokens in=70 out=5")
+    assert lines[-1].startswith("status: succeeded")  # the answer is not printed again

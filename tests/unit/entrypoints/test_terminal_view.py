@@ -1,11 +1,13 @@
 """The terminal view: live steps, colour and tables on a TTY; the plain text stays for pipes."""
 
 import io
+import re
 from datetime import UTC, datetime
 
 import pytest
 from rich.console import Console
 
+from agentkit.application.ports.run_event_log import DeltaEvent
 from agentkit.domain.ids import OwnerId, RunId, ToolCallId
 from agentkit.domain.messages import ToolCall, Usage
 from agentkit.domain.run import Run, RunStatus
@@ -81,6 +83,42 @@ async def test_each_step_is_printed_in_colour_under_a_live_line() -> None:
     assert "2 + 3 = 5." in text
 
 
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def plain(out: io.StringIO) -> str:
+    return ANSI.sub("", out.getvalue())
+
+
+def test_a_streamed_step_is_written_as_it_comes_then_its_figures_under_it() -> None:
+    console, out = coloured()
+    printer = RichStepPrinter(console)
+    call = ToolCall(id=ToolCallId("c1"), name="add", arguments={"a": 2, "b": 3})
+
+    printer.start()
+    printer.on_delta(RUN, DeltaEvent(step_no=1, kind="tool_call", call_id="c1", name="add", text='{"a": 2, '))
+    first = plain(out)
+    printer.on_delta(RUN, DeltaEvent(step_no=1, kind="tool_call", text='"b": 3}'))
+    printer.on_step(LLMStep(run_id=RUN, step_no=1, created_at=NOW, latency_ms=3.0, tool_calls=(call,)))
+    printer.on_delta(RUN, DeltaEvent(step_no=3, kind="text", text="2 + 3"))
+    printer.on_delta(RUN, DeltaEvent(step_no=3, kind="retry"))  # resumed elsewhere: the step is asked again
+    printer.on_delta(RUN, DeltaEvent(step_no=3, kind="text", text="2 + 3 = 5."))
+    printer.on_step(LLMStep(run_id=RUN, step_no=3, created_at=NOW, latency_ms=2.0, text="2 + 3 = 5."))
+    printer.stop()
+
+    assert first.endswith('[1] llm  -> add({"a": 2, ')  # the fragment is out before the rest is written
+    # the printed lines, without the live line ("waiting for the model (step 1)")
+    lines = [line.strip("\r ") for line in plain(out).splitlines() if "(step" not in line and line.strip("\r ")]
+    assert lines[:2] == ['[1] llm  -> add({"a": 2, "b": 3})', "3.0 ms  tokens in=0 out=0"]
+    assert lines[2:6] == [
+        "[3] llm  2 + 3",
+        "[3] the run was resumed: step 3 is asked again",
+        "[3] llm  2 + 3 = 5.",
+        "2.0 ms  tokens in=0 out=0",  # the figures, not the text again
+    ]
+    assert printer.streamed_text == "2 + 3 = 5."
+
+
 def test_the_tools_table_shows_every_parameter_and_what_is_left_out() -> None:
     console, out = coloured()
 
@@ -125,6 +163,10 @@ def test_a_pipe_gets_plain_text_and_a_terminal_the_rich_view(monkeypatch: pytest
     assert is_terminal(Tty())
     assert type(RunView(io.StringIO()).printer).__name__ == "ConsoleStepPrinter"
     assert type(RunView(Tty()).printer).__name__ == "RichStepPrinter"
+    # on a terminal the run streams: the printer hears fragments and steps in order, as a run observer
+    assert (RunView(Tty()).streams, RunView(io.StringIO()).streams) == (True, False)
+    assert (len(RunView(Tty()).run_observers), len(RunView(Tty()).step_observers)) == (1, 0)
+    assert (len(RunView(io.StringIO()).run_observers), len(RunView(io.StringIO()).step_observers)) == (0, 1)
 
     monkeypatch.setenv("TERM", "dumb")
     assert not is_terminal(Tty())

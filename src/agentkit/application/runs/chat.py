@@ -17,12 +17,14 @@ class ChatInput(msgspec.Struct, frozen=True, kw_only=True):
         message: What the user says.
         session_id: The conversation it continues; a new one when None.
         agent: The agent that answers (None: `default`).
+        stream: The client watches the turn as it is written (its run is created with `stream`).
     """
 
     owner: OwnerId
     message: str
     session_id: SessionId | None = None
     agent: str | None = None
+    stream: bool = False
 
 
 class ChatResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -49,6 +51,7 @@ class ChatTurn:
         """Run the turn and wait up to `wait_s` for its answer."""
         session = inp.session_id or SessionId(f"chat-{self._ids.new_run_id()}")
         result = await self._submit.execute(
-            CreateRunInput(owner=inp.owner, goal=inp.message, session_id=session, agent=inp.agent), wait_s=wait_s
+            CreateRunInput(owner=inp.owner, goal=inp.message, session_id=session, agent=inp.agent, stream=inp.stream),
+            wait_s=wait_s,
         )
         return ChatResult(session_id=session, run=result.run)

@@ -83,7 +83,13 @@ async def run_command(args: argparse.Namespace, root: CommandRoot) -> int:
     overrides = provider_overrides(args)
     async with (
         # quiet: the live steps are the story; operational logs on request (LOG_LEVEL)
-        root.container(overrides=overrides, observers=[view.printer], quiet=True, runs_agent=True) as container,
+        root.container(
+            overrides=overrides,
+            observers=view.step_observers,
+            run_observers=view.run_observers,
+            quiet=True,
+            runs_agent=True,
+        ) as container,
         container() as request,
     ):
         # imported once the settings were found good: a bad one is reported without waiting for these
@@ -108,6 +114,7 @@ async def run_command(args: argparse.Namespace, root: CommandRoot) -> int:
                     cost_budget=args.cost_budget,
                     output_schema=output_schema,
                     agent=args.agent,
+                    stream=view.streams,  # on a terminal, the answer is written as it comes
                 )
             )
         finally:

@@ -2,6 +2,8 @@
 
 A client of the API like any other: it works whichever process or worker executes the run, and
 reconnects with Last-Event-ID when the connection drops, so no step is printed twice or missed.
+On a terminal the model's text and call arguments are written as they come (`delta` events), each
+step's figures under them; elsewhere (and with --json) whole steps only, as the trace has them.
 httpx is imported by the command that runs (this module is loaded only then).
 """
 
@@ -15,6 +17,7 @@ import httpx
 
 from agentkit.application.errors import ApplicationError, RunNotFound
 from agentkit.domain.run import RunStatus
+from agentkit.entrypoints.cli.run_view import is_terminal
 
 # Reconnections after a dropped connection (each after a short pause); then the command gives up.
 RECONNECTS = 10
@@ -34,15 +37,21 @@ async def follow_run(
     *,
     out: TextIO | None = None,
     as_json: bool = False,
+    tokens: bool | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
 ) -> int:
     """Print the run's events until its terminal status; 0 when it succeeded, else 1.
+
+    `tokens`: write fragments as they come (None: when `out` is a terminal and not `as_json`).
 
     Raises:
         RunNotFound: the API knows no such run for this key.
         FollowFailed: the API could not be reached (after RECONNECTS tries) or answered an error.
     """
     stream = out or sys.stdout
+    if tokens is None:
+        tokens = not as_json and is_terminal(stream)
+    fragments = TokenLine(stream) if tokens else None
     headers = {"X-API-Key": api_key} if api_key else {}
     last_id: str | None = None
     final: dict[str, Any] | None = None
@@ -54,10 +63,14 @@ async def follow_run(
                 async for event_id, kind, data in _events(client, run_id, last_id):
                     tries = 0
                     last_id = event_id or last_id
-                    if as_json:
+                    if kind == "delta":  # a fragment: the step event that follows has it all
+                        if fragments is not None:
+                            fragments.write(data)
+                    elif as_json:
                         print(json.dumps({"id": event_id, "event": kind, "data": data}), file=stream, flush=True)
                     elif kind == "step":
-                        print(step_line(data), file=stream, flush=True)
+                        streamed = fragments is not None and fragments.end(data)
+                        print(step_line(data, streamed=streamed), file=stream, flush=True)
                     elif kind == "status" and not ended(data):
                         print(f"status: {data['status']}", file=stream, flush=True)
                         for line in waiting_lines(data):
@@ -77,7 +90,8 @@ async def follow_run(
                     raise FollowFailed("the API kept ending the stream before the run ended")
                 await asyncio.sleep(0.2)
     if not as_json:
-        print(outcome(final), file=stream, flush=True)
+        shown = fragments is not None and final.get("answer") == fragments.text
+        print(outcome(final, answer=not shown), file=stream, flush=True)
     return 0 if final["status"] == "succeeded" else 1
 
 
@@ -135,9 +149,62 @@ async def _events(
                     fields[name] = value
 
 
-def step_line(step: dict[str, Any]) -> str:
-    """One step as `agentkit run` prints it live."""
+class TokenLine:
+    """A streamed step's fragments written as they come: a line per part (the text, each call's arguments)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._part: tuple[int, str] | None = None  # the step and part being written
+        self.text = ""  # what was written of the step's text
+
+    def write(self, delta: dict[str, Any]) -> None:
+        """Write one fragment (a `delta` event's data)."""
+        step_no, kind, piece = delta["step_no"], delta["kind"], delta.get("text", "")
+        if kind == "retry":
+            self._end_part()
+            self._print(f"[{step_no}] the run was resumed: step {step_no} is asked again\n")
+            self.text = ""
+            return
+        part = (step_no, "text" if kind == "text" else f"call {delta.get('index', 0)}")
+        if part != self._part:
+            if self._part is None or self._part[0] != step_no:
+                self.text = ""
+            self._end_part()
+            call = f"-> {delta.get('name') or 'call'}(" if kind == "tool_call" else ""
+            self._print(f"[{step_no}] llm   {call}")
+            self._part = part
+        if kind == "text":
+            self.text += piece
+        self._print(piece)
+
+    def end(self, step: dict[str, Any]) -> bool:
+        """The step arrived: write what of its text the stream missed, end the line; whether any was streamed."""
+        if self._part is None or self._part[0] != step["step_no"]:
+            self._end_part()
+            return False
+        text = step.get("text") or ""
+        if self._part[1] == "text" and text.startswith(self.text) and len(text) > len(self.text):
+            # fragments are dropped from the log once their step is stored: a slow reader missed the rest
+            self._print(text[len(self.text) :])
+            self.text = text
+        self._end_part()
+        return True
+
+    def _end_part(self) -> None:
+        if self._part is not None:
+            self._print(")\n" if self._part[1].startswith("call") else "\n")
+            self._part = None
+
+    def _print(self, text: str) -> None:
+        self._out.write(text)
+        self._out.flush()
+
+
+def step_line(step: dict[str, Any], *, streamed: bool = False) -> str:
+    """One step as `agentkit run` prints it live (`streamed`: its figures only, under what was written of it)."""
     head = f"[{step['step_no']}] {step['kind']:<5}{step['latency_ms']:7.1f} ms"
+    if streamed:
+        head = f"    {step['latency_ms']:7.1f} ms"
     if step["kind"] == "llm":
         head += f"  tokens in={step['input_tokens']} out={step['output_tokens']}"
         if step.get("error"):
@@ -145,6 +212,8 @@ def step_line(step: dict[str, Any]) -> str:
         if step.get("tool_calls"):
             calls = ", ".join(f"{c['name']}({_arguments(c['arguments'])})" for c in step["tool_calls"])
             return f"{head}  -> {calls}"
+        if streamed:
+            return head
         return f"{head}  -> answer: {_preview(step.get('text') or '')}"
     result = step.get("result") or {}
     shown = _preview(result.get("output", "")) if result.get("ok") else f"ERROR {result.get('error')}"
@@ -152,13 +221,13 @@ def step_line(step: dict[str, Any]) -> str:
     return f"{head}  {step.get('tool_name')}({_arguments(step.get('arguments') or {})})\n      = {shown}{mark}"
 
 
-def outcome(run: dict[str, Any]) -> str:
-    """The status, token totals, reason and answer of a finished run."""
+def outcome(run: dict[str, Any], *, answer: bool = True) -> str:
+    """The status, token totals, reason and answer of a finished run (not the answer when it was just streamed)."""
     usage = run.get("usage") or {}
     lines = [f"\nstatus: {run['status']}   tokens: in={usage.get('input_tokens')} out={usage.get('output_tokens')}"]
     if run.get("failure_reason"):
         lines.append(f"reason: {run['failure_reason']}")
-    if run.get("answer"):
+    if run.get("answer") and answer:
         lines.append(f"\n{run['answer']}")
     return "\n".join(lines)
 

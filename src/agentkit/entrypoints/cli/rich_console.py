@@ -13,7 +13,10 @@ from rich.status import Status
 from rich.table import Table
 from rich.text import Text
 
+from agentkit.application.ports.run_event_log import DeltaEvent
+from agentkit.application.ports.run_observer import RunObserver
 from agentkit.application.ports.trace_sink import TraceSink
+from agentkit.domain.ids import RunId
 from agentkit.domain.policy import describe_arguments
 from agentkit.domain.run import Run, RunStatus
 from agentkit.domain.steps import LLMStep, Step
@@ -27,31 +30,77 @@ def terminal_console(stream: TextIO) -> Console:
     return Console(file=stream, highlight=False, soft_wrap=True)
 
 
-class RichStepPrinter(TraceSink):
+class RichStepPrinter(TraceSink, RunObserver):
     """Each step as a coloured line as it is recorded, under a live line saying what the run waits for.
 
-    Call `start()` before the run and `stop()` after it.
+    As a run observer (a streamed run: the observers hear fragments and steps in order), it also
+    writes the model's text and call arguments as they come, then the step's figures under them. Call
+    `start()` before the run and `stop()` after it.
     """
 
     def __init__(self, console: Console) -> None:
         self._console = console
         self._status: Status = console.status("waiting for the model (step 1)", spinner="dots")
+        self._live = False  # between start() and stop()
+        self._shown = False  # the live line is on screen (it is hidden while fragments are written)
+        self._part: tuple[int, str] | None = None  # the step and part (text, or a call) being written
+        self.streamed_text = ""  # the text the last streamed LLM step wrote
 
     def start(self) -> None:
         """Show the live line."""
-        self._status.start()
+        self._live = True
+        self._show()
 
     def stop(self) -> None:
         """Remove the live line."""
-        self._status.stop()
+        self._hide()
+        self._live = False
 
     async def record(self, step: Step) -> None:
         """Print the step and say what comes next."""
+        self.on_step(step)
+
+    async def flush(self) -> None:
+        """Nothing waits: each line is printed as the step comes."""
+
+    def on_run(self, run: Run) -> None:
+        """Nothing to show: the outcome is printed once the run returns."""
+
+    def on_delta(self, run_id: RunId, delta: DeltaEvent) -> None:
+        """Write the fragment where its part goes on (a new line for a new part)."""
+        self._hide()  # partial lines and a live line do not mix
+        if delta.kind == "retry":
+            self._end_part()
+            self._console.print(
+                Text(f"[{delta.step_no}] the run was resumed: step {delta.step_no} is asked again", style="yellow")
+            )
+            self.streamed_text = ""
+            return
+        part = (delta.step_no, "text" if delta.kind == "text" else f"call {delta.index}")
+        if part != self._part:
+            self._end_part()
+            if self._part is None or self._part[0] != delta.step_no:
+                self.streamed_text = ""
+            head = Text(f"[{delta.step_no}] ", style="dim")
+            head.append("llm  ", style="bold cyan")
+            if delta.kind == "tool_call":
+                head.append(f"-> {delta.name or 'call'}(", style="magenta")
+            self._console.print(head, end="")
+            self._part = part
+        if delta.kind == "text":
+            self.streamed_text += delta.text
+        self._console.print(Text(delta.text, style="magenta" if delta.kind == "tool_call" else ""), end="")
+
+    def on_step(self, step: Step) -> None:
+        """Print the step (its figures only, under what was streamed of it) and say what comes next."""
+        streamed = self._part is not None and self._part[0] == step.step_no
+        self._end_part()
         line = Text()
-        line.append(f"[{step.step_no}] ", style="dim")
+        line.append(f"[{step.step_no}] " if not streamed else "    ", style="dim")
         if isinstance(step, LLMStep):
             usage = step.usage
-            line.append("llm  ", style="bold cyan")
+            if not streamed:
+                line.append("llm  ", style="bold cyan")
             line.append(f"{step.latency_ms:7.1f} ms  ", style="dim")
             line.append(f"tokens in={usage.input_tokens} out={usage.output_tokens}", style="dim")
             if step.attempts > 1:
@@ -60,12 +109,14 @@ class RichStepPrinter(TraceSink):
                 line.append(f"  ERROR {step.error}", style="bold red")
                 nxt = None
             elif step.tool_calls:
-                calls = ", ".join(f"{c.name}({describe_arguments(c.arguments)})" for c in step.tool_calls)
-                line.append(f"  -> {calls}", style="magenta")
+                if not streamed:
+                    calls = ", ".join(f"{c.name}({describe_arguments(c.arguments)})" for c in step.tool_calls)
+                    line.append(f"  -> {calls}", style="magenta")
                 nxt = f"running {step.tool_calls[0].name} (step {step.step_no + 1})"
             else:
-                line.append("  -> answer: ", style="green")
-                line.append(preview(step.text))
+                if not streamed:
+                    line.append("  -> answer: ", style="green")
+                    line.append(preview(step.text))
                 nxt = None
         else:
             line.append("tool ", style="bold magenta")
@@ -80,18 +131,36 @@ class RichStepPrinter(TraceSink):
                 line.append(" [truncated]", style="yellow")
             nxt = f"waiting for the model (step {step.step_no + 1})"
         self._console.print(line)
-        if nxt is not None:
+        if nxt is not None:  # else the run is about to end
             self._status.update(nxt)
+            self._show()
 
-    async def flush(self) -> None:
-        """Nothing waits: each line is printed as the step comes."""
+    def _end_part(self) -> None:
+        """End the line a part was written on (a call's arguments close their parenthesis)."""
+        if self._part is None:
+            return
+        if self._part[1].startswith("call"):
+            self._console.print(Text(")", style="magenta"), end="")
+        self._console.print()
+        self._part = None
+
+    def _show(self) -> None:
+        if self._live and not self._shown:
+            self._status.start()
+            self._shown = True
+
+    def _hide(self) -> None:
+        if self._shown:
+            self._status.stop()
+            self._shown = False
 
 
 _STATUS_STYLE = {RunStatus.SUCCEEDED: "bold green", RunStatus.CANCELLED: "bold yellow"}
 
 
-def print_outcome(run: Run, console: Console) -> None:
-    """The run's status in colour, its reason, token totals and answer."""
+def print_outcome(run: Run, console: Console, *, answer: bool = True) -> None:
+    """The run's status in colour, its reason, token totals and answer (unless `answer` is False: it was
+    streamed already)."""
     console.print()
     line = Text("status: ")
     line.append(run.status.value, style=_STATUS_STYLE.get(run.status, "bold red"))
@@ -99,7 +168,7 @@ def print_outcome(run: Run, console: Console) -> None:
     console.print(line)
     if run.failure_reason:
         console.print(Text(f"reason: {run.failure_reason}", style="red"))
-    if run.answer:
+    if run.answer and answer:
         console.print()
         console.print(Text(run.answer))
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:  # the commands' modules load for `agentkit --help`, which must not wait for dishka
     from dishka import AsyncContainer
 
+    from agentkit.application.ports.run_observer import RunObserver
     from agentkit.application.ports.trace_sink import TraceSink
 
 
@@ -24,6 +25,7 @@ class CommandRoot(Protocol):
         *,
         overrides: Mapping[str, Any] | None = None,
         observers: Sequence["TraceSink"] = (),
+        run_observers: Sequence["RunObserver"] = (),
         quiet: bool = False,
         runs_agent: bool = False,
         shared_state: bool = False,
@@ -34,6 +36,8 @@ class CommandRoot(Protocol):
         Args:
             overrides: Settings the command line sets, by variable name in lower case (None: unset).
             observers: Trace sinks that see every step as it happens.
+            run_observers: Run observers that see every stored run, step and fragment of a streamed run,
+                in order, after the service's own.
             quiet: Log warnings only, unless LOG_LEVEL says otherwise (the command's output is the story).
             runs_agent: The command runs the agent: the LLM provider is built first, so a missing
                 key is reported before any server starts.

@@ -1,6 +1,7 @@
 """How `agentkit run` shows a run: plain lines on a pipe, live progress and colour on a terminal."""
 
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from agentkit.application.ports.trace_sink import TraceSink
@@ -10,6 +11,7 @@ from agentkit.entrypoints.cli import console
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from agentkit.application.ports.run_observer import RunObserver
     from agentkit.entrypoints.cli.rich_console import RichStepPrinter
 
 
@@ -19,9 +21,11 @@ def is_terminal(stream: TextIO) -> bool:
 
 
 class RunView:
-    """The live steps (`printer`, a trace observer) and the outcome of one run on `stream`.
+    """The live steps (`printer`) and the outcome of one run on `stream`.
 
-    rich is imported only when the stream is a terminal.
+    On a terminal the run streams: the printer is a run observer, which hears the model's fragments
+    and the steps in order and writes the text as it comes. Elsewhere (a pipe, a file) it is a trace
+    observer that prints whole steps. rich is imported only when the stream is a terminal.
     """
 
     def __init__(self, stream: TextIO) -> None:
@@ -38,6 +42,21 @@ class RunView:
         else:
             self.printer = console.ConsoleStepPrinter(stream)
 
+    @property
+    def streams(self) -> bool:
+        """Whether the run should stream its model's answers (someone watches them being written)."""
+        return self._rich is not None
+
+    @property
+    def step_observers(self) -> Sequence[TraceSink]:
+        """The trace observers to hand the container (the plain printer)."""
+        return () if self._rich is not None else (self.printer,)
+
+    @property
+    def run_observers(self) -> Sequence["RunObserver"]:
+        """The run observers to hand the container (the terminal's printer: fragments and steps in order)."""
+        return () if self._rich is None else (self._rich,)
+
     def start(self) -> None:
         """The run begins: show the live line (terminal only)."""
         if self._rich is not None:
@@ -49,10 +68,10 @@ class RunView:
             self._rich.stop()
 
     def outcome(self, run: Run) -> None:
-        """The status, reason, token totals and answer."""
-        if self._console is not None:
+        """The status, reason, token totals and answer (not again when it was just streamed)."""
+        if self._console is not None and self._rich is not None:
             from agentkit.entrypoints.cli.rich_console import print_outcome
 
-            print_outcome(run, self._console)
+            print_outcome(run, self._console, answer=run.answer != self._rich.streamed_text)
         else:
             console.print_outcome(run, self._stream)

@@ -17,6 +17,8 @@ from agentkit.entrypoints.http.dto.steps import step_view
 # The stream ids of Redis (`<ms>-<seq>`), or nothing: what Last-Event-ID and `?after=` accept.
 OPTIONAL_EVENT_ID_PATTERN: Final = rf"^({EVENT_ID_PATTERN})?$"
 KEEP_ALIVE: Final = "keep-alive"
+# nginx (and proxies that follow its header) would otherwise buffer the stream
+NO_BUFFERING: Final = {"X-Accel-Buffering": "no"}
 _encoder = msgspec.json.Encoder()
 
 
@@ -36,6 +38,7 @@ async def sse_messages(follower: RunFollower) -> AsyncIterator[ServerSentEventMe
         yield ServerSentEventMessage(id=entry.id, event=kind, data=data)
 
 
-def event_stream(follower: RunFollower) -> ServerSentEvent:
-    """The streaming response; proxies are asked not to buffer it."""
-    return ServerSentEvent(sse_messages(follower))
+def event_stream(follower: RunFollower, headers: dict[str, str] | None = None) -> ServerSentEvent:
+    """The streaming response (with `headers`); proxies are asked not to buffer it."""
+    # 200 whatever the route's own status (POST /v1/runs answers 201 when it answers JSON)
+    return ServerSentEvent(sse_messages(follower), headers={**(headers or {}), **NO_BUFFERING}, status_code=200)

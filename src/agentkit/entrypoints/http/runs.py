@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, cast
 
 import msgspec
 from dishka.integrations.litestar import FromDishka, inject
-from litestar import Controller, Response, get, post
+from litestar import Controller, Request, Response, get, post
 from litestar.di import NamedDependency
 from litestar.enums import RequestEncodingType
 from litestar.openapi.datastructures import ResponseSpec
@@ -41,6 +41,7 @@ from agentkit.entrypoints.http.events import OPTIONAL_EVENT_ID_PATTERN, event_st
 from agentkit.entrypoints.http.options import options_for
 from agentkit.entrypoints.http.problems import problem_responses
 from agentkit.entrypoints.http.responses import waited_response
+from agentkit.entrypoints.http.streaming import FormatQuery, run_stream, stream_format, stream_response
 
 MAX_WAIT_S = 60.0
 
@@ -162,9 +163,24 @@ class RunsController(Controller):
             "running after RESPONSE_TIMEOUT_S (at once with `Prefer: respond-async`). The body is "
             "`application/json` (a request without a Content-Type is read as JSON too) of at most "
             f"MAX_BODY_BYTES (64 KiB unless configured), nested at most {MAX_JSON_DEPTH} levels; it is validated "
-            'strictly (`"5"` is not an integer). Nothing is stored unless the whole request is valid.'
+            'strictly (`"5"` is not an integer). Nothing is stored unless the whole request is valid.\n\n'
+            '**Streaming**: with `"stream": true`, `Accept: text/event-stream` or `?format=`, the answer is 200 '
+            "with the run's Server-Sent Events from its start to its terminal status, its model's answers as "
+            "they are written: `format=agentkit` (the default) sends what GET /v1/runs/{id}/events sends "
+            "(reconnect there with `Last-Event-ID`), `format=vercel` the Vercel AI SDK's UI message stream. "
+            "Refusals (401, 422, 429, 503) come as problems before the stream starts. A replayed "
+            "Idempotency-Key streams the first run from its start."
         ),
         responses={
+            200: stream_response(
+                "Streamed (`stream`, `Accept: text/event-stream` or `format`): the run's events, as "
+                "`text/event-stream`, until its terminal status; `Location` names the run. The schema is that "
+                "of one event: `format=agentkit` as GET /v1/runs/{id}/events, `format=vercel` a UI message "
+                "chunk (`data:` only), then `data: [DONE]`."
+            ),
+            201: ResponseSpec(
+                RunView, description="The run, ended (or waiting on its client)", generate_examples=False
+            ),
             202: ResponseSpec(RunView, description="Accepted and still running: poll `Location`"),
             **problem_responses(400, 401, 409, 413, 415, 422, 429, 503, idempotency_key=True),
         },
@@ -172,15 +188,19 @@ class RunsController(Controller):
     @inject
     async def create(
         self,
+        request: Request[Any, Any, Any],
         data: RunCreateBody,
         owner: Owner,
         submit: FromDishka[SubmitRun],
+        follow: FromDishka[FollowRun],
         config: FromDishka[ApiConfig],
         idempotency_key: IdempotencyKey = None,
         prefer: Prefer = None,
-    ) -> Response[RunView]:
-        """Create a run."""
-        respond_async = prefer is not None and "respond-async" in prefer.lower()
+        format: FormatQuery = None,
+    ) -> Response[RunView] | ServerSentEvent:
+        """Create a run (and stream it, when asked)."""
+        form = stream_format(request, asked=data.stream, chosen=format)
+        respond_async = form is None and prefer is not None and "respond-async" in prefer.lower()
         result = await submit.execute(
             CreateRunInput(
                 owner=owner,
@@ -199,12 +219,15 @@ class RunsController(Controller):
                     for name, spec in (data.client_tools or {}).items()
                 ),
                 callback_url=data.callback_url,
+                stream=form is not None,
             ),
-            wait_s=0.0 if respond_async else config.response_timeout_s,
+            wait_s=0.0 if respond_async or form is not None else config.response_timeout_s,
         )
         headers = {"Location": f"/v1/runs/{result.run.id}"}
         if result.replayed:
             headers["Idempotent-Replayed"] = "true"
+        if form is not None:
+            return await run_stream(follow, result.run, owner, form, headers)
         if respond_async:
             headers["Preference-Applied"] = "respond-async"
         return _run_response(result.run, headers, created=True)
@@ -442,6 +465,11 @@ def _run_response(run: Run, headers: dict[str, str], *, created: bool) -> Respon
 
 
 def _fingerprint(data: RunCreate) -> str:
-    """The same request body, whatever its key order or spacing, has the same fingerprint."""
+    """The same request body, whatever its key order or spacing, has the same fingerprint.
+
+    `stream` is left out: it asks how to answer, not for another run (a replay streams, or not, as asked
+    this time), and fingerprints stored before it existed still match.
+    """
     canonical: Any = msgspec.to_builtins(data)
+    canonical.pop("stream", None)
     return hashlib.sha256(msgspec.json.encode(canonical, order="sorted")).hexdigest()

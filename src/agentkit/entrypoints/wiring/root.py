@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from dishka import AsyncContainer
 
     from agentkit.application.ports.llm_client import LLMClient
+    from agentkit.application.ports.run_observer import RunObserver
     from agentkit.application.ports.trace_sink import TraceSink
 
 
@@ -36,6 +37,7 @@ class EnvironmentRoot(CommandRoot):
         *,
         overrides: Mapping[str, Any] | None = None,
         observers: Sequence["TraceSink"] = (),
+        run_observers: Sequence["RunObserver"] = (),
         quiet: bool = False,
         runs_agent: bool = False,
         shared_state: bool = False,
@@ -52,7 +54,7 @@ class EnvironmentRoot(CommandRoot):
         # or a module that does not import is one line at once
         llm = _preflight(settings) if runs_agent else None
         try:
-            async with self._container_on(settings, observers, llm, announce) as container:
+            async with self._container_on(settings, observers, run_observers, llm, announce) as container:
                 yield container
         finally:
             if llm is not None:
@@ -63,6 +65,7 @@ class EnvironmentRoot(CommandRoot):
         self,
         settings: Settings,
         observers: Sequence["TraceSink"],
+        run_observers: Sequence["RunObserver"],
         llm: "LLMClient | None",
         announce: Callable[[str], None] | None,
     ) -> AsyncIterator["AsyncContainer"]:
@@ -70,7 +73,7 @@ class EnvironmentRoot(CommandRoot):
 
         from agentkit.entrypoints.wiring.container import make_container
         from agentkit.entrypoints.wiring.logging import configure_logging
-        from agentkit.entrypoints.wiring.providers.core import BuiltLLMProvider, ObserversProvider
+        from agentkit.entrypoints.wiring.providers.core import BuiltLLMProvider, ObserversProvider, RunPrintersProvider
         from agentkit.entrypoints.wiring.startup import describe_state, started_state
 
         configure_logging(settings.logging)
@@ -78,6 +81,8 @@ class EnvironmentRoot(CommandRoot):
             announce(describe_state(settings))
         async with started_state(settings) as endpoints:
             extra: list[Provider] = [ObserversProvider(observers)]
+            if run_observers:
+                extra.append(RunPrintersProvider(run_observers))
             if llm is not None:
                 extra.append(BuiltLLMProvider(llm))
             container = make_container(settings, *extra, endpoints=endpoints)

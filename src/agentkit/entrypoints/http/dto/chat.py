@@ -18,6 +18,15 @@ class ChatCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     message: Annotated[str, msgspec.Meta(min_length=1, description="What the user says.")]
     session_id: SessionIdText | None = None
     agent: AgentNameText | None = None
+    stream: Annotated[
+        bool,
+        msgspec.Meta(
+            description=(
+                "Answer with the turn's Server-Sent Events from its start to its end (as `Accept: "
+                "text/event-stream` does) instead of JSON; the answer streams as it is written."
+            )
+        ),
+    ] = False
 
 
 def chat_create_type(max_goal_chars: int, agent_names: tuple[str, ...]) -> type[ChatCreate]:

@@ -23,6 +23,8 @@ _NUL = _escaped("\x00")
 # The goal's rule as a JSON Schema pattern: some character that is neither U+0000 nor white space,
 # and no U+0000 anywhere. The domain's validate_goal enforces it (with clearer messages).
 GOAL_PATTERN: Final = f"^[^{_NUL}]*[^{_NUL}{_escaped(WHITESPACE)}][^{_NUL}]*$"
+# Text without U+0000 (blank allowed).
+NO_NUL_PATTERN: Final = f"^[^{_NUL}]*$"
 
 SessionIdText = Annotated[
     str,

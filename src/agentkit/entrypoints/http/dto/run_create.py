@@ -146,6 +146,15 @@ class RunCreate(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         | None
     ) = None
     callback_url: CallbackURLText | None = None
+    stream: Annotated[
+        bool,
+        msgspec.Meta(
+            description=(
+                "Answer with the run's Server-Sent Events from its start to its end (as `Accept: "
+                "text/event-stream` does) instead of JSON; its model's answers stream as they are written."
+            )
+        ),
+    ] = False
 
 
 def run_create_type(

@@ -3,7 +3,7 @@
 from collections.abc import AsyncIterator, Sequence
 from typing import NewType
 
-from dishka import Provider, Scope, from_context, provide
+from dishka import Provider, Scope, decorate, from_context, provide
 
 from agentkit.adapters.llm.factory import build_llm_client
 from agentkit.adapters.scheduling import Recovery
@@ -27,6 +27,7 @@ from agentkit.application.ports.rate_limiter import RateLimiter
 from agentkit.application.ports.run_admission import RunAdmission
 from agentkit.application.ports.run_event_log import RunEventLog
 from agentkit.application.ports.run_events import RunEvents
+from agentkit.application.ports.run_observer import RunObserver
 from agentkit.application.ports.run_repository import RunRepository
 from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
@@ -263,3 +264,17 @@ class ObserversProvider(Provider):
     def observers(self) -> StepObservers:
         """The observers given."""
         return self._observers
+
+
+class RunPrintersProvider(Provider):
+    """Run observers a command adds after the service's own (the terminal printer of `agentkit run`, which
+    shows a streamed run's fragments as they come, and its steps in order with them)."""
+
+    def __init__(self, observers: Sequence[RunObserver]) -> None:
+        super().__init__()
+        self._observers = tuple(observers)
+
+    @decorate
+    def with_printers(self, observers: RunObservers) -> RunObservers:
+        """The run observers, then the command's."""
+        return RunObservers([*observers.observers, *self._observers])
