@@ -7,7 +7,6 @@ where the model sent dozens, and an idle one still passes each fragment on at on
 
 from agentkit.application.pipeline.entries import DeltaEntry
 from agentkit.application.ports.run_event_log import DeltaEvent, DeltaKind
-from agentkit.application.ports.run_observer import RunObserver
 from agentkit.domain.messages import TextDelta
 
 
@@ -49,17 +48,9 @@ class Fragments:
         self.pieces.append(delta.arguments)
         return True
 
-    def deliver(self, observer: RunObserver) -> None:
-        """Hand the joined fragments to the observer as one event."""
+    def event(self) -> DeltaEvent:
+        """The joined fragments as one event."""
         text = self.pieces[0] if len(self.pieces) == 1 else "".join(self.pieces)
-        observer.on_delta(
-            self.run_id,
-            DeltaEvent(
-                step_no=self.step_no,
-                kind=self.kind,
-                index=self.index,
-                text=text,
-                call_id=self.call_id,
-                name=self.name,
-            ),
+        return DeltaEvent(
+            step_no=self.step_no, kind=self.kind, index=self.index, text=text, call_id=self.call_id, name=self.name
         )

@@ -12,6 +12,7 @@ import structlog
 
 from agentkit.application.pipeline.entries import DeltaEntry, Entry, RunEntry, StepEntry
 from agentkit.application.pipeline.fragments import Fragments
+from agentkit.application.pipeline.guard import FragmentGuard
 from agentkit.application.pipeline.policy import PromptPolicy
 from agentkit.application.pipeline.stored import stored_delta, stored_step
 from agentkit.application.ports.run_observer import RunObserver
@@ -63,6 +64,7 @@ class StepPipeline:
     ) -> None:
         self.trace = trace
         self.policy = policy or PromptPolicy()
+        self._guard = FragmentGuard(self.policy)
         self._step_observers = tuple(step_observers)
         self._run_observers = run_observers
         self._max_queued = max_queued
@@ -219,24 +221,33 @@ class StepPipeline:
                     if type(entry) is DeltaEntry:
                         if fragments is None or not fragments.take(entry):
                             if fragments is not None:
-                                fragments.deliver(observers)
+                                self._deliver_fragments(fragments, observers)
                             fragments = Fragments(entry)
                         continue
                     if fragments is not None:
-                        fragments.deliver(observers)
+                        self._deliver_fragments(fragments, observers)
                         fragments = None
                     if step is not None:
                         observers.on_step(step)
+                        self._guard.step_logged(step.run_id, step.step_no)
                     else:
                         assert isinstance(entry, RunEntry)  # noqa: S101 - the other entries are handled above
                         entry.context.run(observers.on_run, entry.run)
                 if fragments is not None:
-                    fragments.deliver(observers)
+                    self._deliver_fragments(fragments, observers)
                     self._fragments_went = True
         finally:
             # counted once handed over, whatever happened: a batch is never delivered twice (an
             # observer cut off by a cancel, say, misses those steps; the durable trace had them first)
             self._done += len(batch)
+
+    def _deliver_fragments(self, fragments: Fragments, observers: RunObserver) -> None:
+        """The joined fragments to the observers, as the prompt policy lets them go (see FragmentGuard)."""
+        event = fragments.event()
+        guard = self._guard
+        admitted = event if guard.passes_all else guard.admit(fragments.run_id, event)
+        if admitted is not None:
+            observers.on_delta(fragments.run_id, admitted)
 
     async def _to_sinks(self, batch: list[Entry], steps: list[Step]) -> None:
         trace = self.trace
