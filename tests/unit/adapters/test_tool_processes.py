@@ -137,12 +137,12 @@ async def test_a_tools_errors_reach_the_model_as_they_would_from_a_thread(sandbo
     assert crashed.error == "tool 'crash' failed: ValueError: bad input"
 
 
-async def test_a_thousand_killed_calls_leave_no_process_behind(sandbox: ProcessToolSandbox, tmp_path: Path) -> None:
+async def test_killed_calls_leave_no_process_behind(sandbox: ProcessToolSandbox, tmp_path: Path) -> None:
     hung = Tool(process_tools.spin.fn, name="spin", isolation="process", timeout_s=0.05)
     tools = registry(sandbox, hung)
     seen: set[int] = set()
 
-    for round_no in range(20):  # the benchmark makes 1,000 (bench/parallel_tools.py); here a few rounds
+    for round_no in range(20):  # bench/parallel_tools.py makes 1,000 and counts the threads too
         pid_file = tmp_path / f"pid-{round_no}"
         result = await run_tool(tools, "spin", pid_file=str(pid_file))
         assert result.error is not None
@@ -178,17 +178,14 @@ async def test_a_call_in_a_process_without_a_pool_is_a_tool_error() -> None:
     assert result.error == "tool 'whoami' runs in a worker process, and this runtime has no process pool"
 
 
-async def test_a_cancel_mid_batch_kills_the_processes_of_the_calls_it_stops(tmp_path: Path) -> None:
-    pids = [tmp_path / "pid-a", tmp_path / "pid-b"]
+@pytest.mark.parametrize("count", [1, 2], ids=["one call", "a batch"])
+async def test_a_cancel_kills_the_processes_of_the_calls_it_stops(tmp_path: Path, count: int) -> None:
+    pids = [tmp_path / f"pid-{n}" for n in range(count)]
     pool = ProcessToolSandbox(ProcessPoolConfig(size=2, memory_mb=128))  # no CPU limit: only the cancel stops them
-    h = Harness(
-        [calls(call("spin", "a", pid_file=str(pids[0])), call("spin", "b", pid_file=str(pids[1]))), answer("never")],
-        [process_tools.spin],
-        tool_timeout_s=120,
-        sandbox=pool,
-    )
+    turn = calls(*(call("spin", f"c{n}", pid_file=str(path)) for n, path in enumerate(pids)))
+    h = Harness([turn, answer("never")], [process_tools.spin], tool_timeout_s=120, sandbox=pool)
     try:
-        task = asyncio.create_task(h.run("spin twice"))
+        task = asyncio.create_task(h.run("spin"))
         await eventually(lambda: all(path.exists() and path.read_text() for path in pids))
 
         await h.cancel.execute(RunId("run-1"), OWNER)
@@ -200,5 +197,5 @@ async def test_a_cancel_mid_batch_kills_the_processes_of_the_calls_it_stops(tmp_
     killed = [int(path.read_text()) for path in pids]
     await eventually(lambda: all(gone(pid) for pid in killed))
     steps = [step for step in await h.steps(run) if isinstance(step, ToolStep)]
-    assert sorted(step.call_id for step in steps) == ["a", "b"]
+    assert sorted(step.call_id for step in steps) == [f"c{n}" for n in range(count)]
     assert {step.result.error for step in steps} == {"stopped: the run was cancelled while this call ran"}

@@ -262,13 +262,14 @@ class RunExecution:
     ) -> Run | None:
         """Make a turn's calls (those without a `stored` result) and feed the results back in the model's order.
 
-        One call is made right here (most turns); several run as a `ToolBatch`, at once.
+        One call is made right here (most turns: no task, no batch); several run as a `ToolBatch`,
+        at once. So does one call in a worker process: a cancel must be able to kill it.
         """
         waiting = self._waiting(calls, stored)
         if waiting:
             await self.deps.pipeline.deliver()  # the writer tells whether a step was stored redacted
             return self._pause(waiting)
-        if len(calls) > 1 or stored:
+        if len(calls) > 1 or stored or self.tools.runs_in_process(calls[0].name):
             return await ToolBatch(self, calls, stored or {}).run()
         call = calls[0]
         clock = self.deps.clock
@@ -283,7 +284,7 @@ class RunExecution:
                 return self.end(RunStatus.FAILED, interrupted)
             started_at = clock.now()
             result = await self.tools.execute(call, self.context)
-        await self.record_call(call, result, started_at)
+        await self.recorder.record(self.tool_step(call, result, started_at))
         if self.run.calling:
             self.run = runs.mark_calling(self.run, ())  # stored with the run's next write
         self.messages.append(Message(role="tool", content=result.model_text(), tool_call_id=call.id, name=call.name))
@@ -294,20 +295,18 @@ class RunExecution:
             self.run = runs.action_done(self.run)  # stored with the run's next write
         return None
 
-    async def record_call(self, call: ToolCall, result: ToolResult, started_at: datetime) -> None:
-        """Record a call that ended as a step of the trace."""
-        await self.recorder.record(
-            ToolStep(
-                run_id=self.run.id,
-                step_no=self.recorder.next_step(),
-                created_at=self.deps.clock.now(),
-                latency_ms=result.latency_ms,
-                call_id=call.id,
-                tool_name=call.name,
-                arguments=call.arguments,
-                result=result,
-                started_at=started_at,
-            )
+    def tool_step(self, call: ToolCall, result: ToolResult, started_at: datetime) -> ToolStep:
+        """The trace's step of a call that just ended (numbered now: steps are numbered as they end)."""
+        return ToolStep(
+            run_id=self.run.id,
+            step_no=self.recorder.next_step(),
+            created_at=self.deps.clock.now(),
+            latency_ms=result.latency_ms,
+            call_id=call.id,
+            tool_name=call.name,
+            arguments=call.arguments,
+            result=result,
+            started_at=started_at,
         )
 
     async def succeed_with(self, result: ToolResult) -> Run:
@@ -363,8 +362,17 @@ class RunExecution:
         return self.turn_step
 
     async def _before_call(self, call: ToolCall) -> str | None:
-        """Make a call safe to start: say why it must not be (a side effect that may have happened), or record it."""
-        return await self.before_calls((call,))
+        """Make a call safe to start: say why it must not be (a side effect that may have happened), or record it.
+
+        `before_calls` for one call, without its lists: the path of most turns.
+        """
+        if self.tools.is_idempotent(call.name):
+            return None
+        if call.id in self.resumed and call.id in self.run.calling:
+            return interrupted_reason((call,))
+        self.run = runs.mark_calling(self.run, (call.id,))
+        await store_calling(self.deps, self.recorder, self.run)
+        return None
 
     async def before_calls(self, calls: Sequence[ToolCall]) -> str | None:
         """Make calls safe to start at once: say why they must not (side effects that may have run), or record them.

@@ -94,7 +94,7 @@ class ToolBatch:
             answer = None if action is None else action.answer_of(calls[index].id)
             if answer is not None and answer.decision is not Decision.APPROVE:
                 result = results[index] = answered_result(calls[index], answer, execution.tools)
-                await execution.record_call(calls[index], result, execution.deps.clock.now())
+                await execution.recorder.record(execution.tool_step(calls[index], result, execution.deps.clock.now()))
             else:
                 to_make.append(index)
         if to_make:
@@ -158,7 +158,7 @@ class ToolBatch:
         finally:
             self._inside.discard(task)
         self._results[index] = result
-        await execution.record_call(call, result, started_at)
+        await execution.recorder.record(execution.tool_step(call, result, started_at))
 
     def _stop(self) -> None:
         """The run's cancel arrived: every call in progress is cancelled, none more starts."""

@@ -63,7 +63,8 @@ class ProcessToolSandbox(ToolSandbox):
     def __init__(self, config: ProcessPoolConfig | None = None) -> None:
         self._config = config or ProcessPoolConfig()
         self._idle: list[WorkerProcess] = []
-        self._workers: set[WorkerProcess] = set()
+        self._workers: set[WorkerProcess] = set()  # ready, or busy: the pool's size counts them
+        self._living: set[WorkerProcess] = set()  # every process started and not yet reaped
         self._starting = 0
         self._waiters: deque[asyncio.Future[WorkerProcess]] = deque()
         self._spawns: set[asyncio.Task[None]] = set()
@@ -130,13 +131,14 @@ class ProcessToolSandbox(ToolSandbox):
             waiter = self._waiters.popleft()
             if not waiter.done():
                 waiter.set_exception(ToolStopped("the process pool was closed"))
-        workers = list(self._workers)
-        for worker in workers:
+        await asyncio.gather(*self._spawns, return_exceptions=True)
+        living = list(self._living)  # those being killed for their calls too: none is left a zombie
+        for worker in living:
             worker.kill()
-        if workers:
-            _, pending = await asyncio.wait([worker.gone for worker in workers], timeout=_CLOSE_TIMEOUT_S)
+        if living:
+            _, pending = await asyncio.wait([worker.gone for worker in living], timeout=_CLOSE_TIMEOUT_S)
             if pending:
-                logger.warning("tool_processes_not_reaped", pids=[w.pid for w in workers if not w.gone.done()])
+                logger.warning("tool_processes_not_reaped", pids=[w.pid for w in living if not w.gone.done()])
         self._idle.clear()
 
     async def _take(self) -> WorkerProcess:
@@ -179,8 +181,9 @@ class ProcessToolSandbox(ToolSandbox):
             self._spawn()
 
     def _gone(self, worker: WorkerProcess) -> None:
-        """A worker ended (killed here, or by something else): the pool forgets it."""
+        """A worker ended and was reaped (killed here, or by something else): the pool forgets it."""
         self._workers.discard(worker)
+        self._living.discard(worker)
         if worker in self._idle:
             self._idle.remove(worker)
 
@@ -192,10 +195,9 @@ class ProcessToolSandbox(ToolSandbox):
 
     async def _start_one(self) -> None:
         try:
-            worker = await asyncio.wait_for(
-                WorkerProcess.start(env=self._environment(), hello=self._hello(), on_gone=self._gone),
-                _START_TIMEOUT_S,
-            )
+            worker = WorkerProcess.launch(self._environment(), self._gone)
+            self._living.add(worker)
+            await asyncio.wait_for(worker.handshake(self._hello()), _START_TIMEOUT_S)
         except asyncio.CancelledError:
             raise
         except Exception as exc:

@@ -45,6 +45,9 @@ class _Replies(asyncio.Protocol):
 class WorkerProcess:
     """A worker process, one call at a time.
 
+    `launch` starts it and has the event loop watch for its end at once, before anything can be
+    awaited (so even a start cancelled halfway is reaped); `handshake` makes it ready for calls.
+
     Args:
         popen: The process, started with pipes for its stdin and stdout.
         on_gone: Called once when the process has ended and been reaped.
@@ -62,41 +65,45 @@ class WorkerProcess:
         self.gone: asyncio.Future[int] = self._loop.create_future()
         self._pidfd = -1
         self._poller: asyncio.Task[None] | None = None
+        self._owned: list[Any] = []  # the pipes a transport took (it closes them)
 
     @classmethod
-    async def start(
-        cls, *, env: dict[str, str], hello: dict[str, Any], on_gone: Callable[["WorkerProcess"], None]
-    ) -> "WorkerProcess":
-        """Start a worker and wait until it is ready for calls.
+    def launch(cls, env: dict[str, str], on_gone: Callable[["WorkerProcess"], None]) -> "WorkerProcess":
+        """Start a worker process, watched from now on (not yet ready for calls).
 
         Raises:
-            WorkerDied: it ended before it was ready (the hello's limits too tight, say).
             OSError: it could not be started.
         """
         worker = cls(_launch(env), on_gone)
         try:
-            await worker._connect()
-            ready = pickle.loads(await worker.ask(encode_frame(hello)))  # noqa: S301 - our worker's pipe
-        except BaseException:
-            worker.kill()
-            raise
-        if ready[0] != "ready":
-            worker.kill()
-            raise WorkerDied(f"the worker process answered {ready[0]!r} instead of getting ready")
+            worker._pidfd = os.pidfd_open(worker.pid)
+        except (AttributeError, OSError):  # not Linux, or a kernel before 5.3
+            worker._poller = asyncio.ensure_future(worker._poll())
+        else:
+            worker._loop.add_reader(worker._pidfd, worker._exited)
         return worker
 
-    async def _connect(self) -> None:
-        loop = self._loop
-        assert self.popen.stdin is not None  # noqa: S101 - piped by _launch
-        assert self.popen.stdout is not None  # noqa: S101 - piped by _launch
-        self._reader, _ = await loop.connect_read_pipe(lambda: _Replies(self), self.popen.stdout)
-        self._writer, _ = await loop.connect_write_pipe(asyncio.BaseProtocol, self.popen.stdin)
+    async def handshake(self, hello: dict[str, Any]) -> None:
+        """Connect to the process and send it its hello; return once it is ready for calls (else kill it).
+
+        Raises:
+            WorkerDied: it ended before it was ready (the hello's limits too tight, say).
+        """
         try:
-            self._pidfd = os.pidfd_open(self.pid)
-        except (AttributeError, OSError):  # not Linux, or a kernel before 5.3
-            self._poller = asyncio.ensure_future(self._poll())
-        else:
-            loop.add_reader(self._pidfd, self._exited)
+            loop = self._loop
+            assert self.popen.stdin is not None  # noqa: S101 - piped by _launch
+            assert self.popen.stdout is not None  # noqa: S101 - piped by _launch
+            self._reader, _ = await loop.connect_read_pipe(lambda: _Replies(self), self.popen.stdout)
+            self._owned.append(self.popen.stdout)
+            self._writer, _ = await loop.connect_write_pipe(asyncio.BaseProtocol, self.popen.stdin)
+            self._owned.append(self.popen.stdin)
+            ready = pickle.loads(await self.ask(encode_frame(hello)))  # noqa: S301 - our worker's pipe
+        except BaseException:
+            self.kill()
+            raise
+        if ready[0] != "ready":
+            self.kill()
+            raise WorkerDied(f"the worker process answered {ready[0]!r} instead of getting ready")
 
     @property
     def alive(self) -> bool:
@@ -143,7 +150,7 @@ class WorkerProcess:
     def _close_pipes(self) -> None:
         for transport in (self._writer, self._reader):
             if transport is not None:
-                transport.close()
+                transport.close()  # it closes its pipe
         self._writer = self._reader = None
 
     def _exited(self) -> None:
@@ -161,6 +168,9 @@ class WorkerProcess:
 
     def _ended(self) -> None:
         self._close_pipes()
+        for pipe in (self.popen.stdin, self.popen.stdout):
+            if pipe is not None and pipe not in self._owned:
+                pipe.close()  # a start cancelled before a transport took it: it would leak
         if not self.gone.done():
             self.gone.set_result(self.popen.returncode if self.popen.returncode is not None else -1)
             self._on_gone(self)
