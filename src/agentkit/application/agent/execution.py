@@ -20,7 +20,7 @@ from agentkit.application.agent.durability import (
 )
 from agentkit.application.agent.recorder import StepRecorder
 from agentkit.application.agent.replay import Answered, replay
-from agentkit.application.agent.tool_batch import ToolBatch
+from agentkit.application.agent.tool_batch import ToolBatch, interrupted_reason
 from agentkit.application.errors import LLMError, StaleAttempt, StoreUnavailable
 from agentkit.application.tools.context import ToolContext
 from agentkit.application.tools.final_result import final_result_tool
@@ -417,18 +417,3 @@ class RunExecution:
     def end(self, status: RunStatus, reason: str) -> Run:
         """The run ended with this status, for this reason (not yet stored)."""
         return runs.end(self.run, status, now=self.deps.clock.now(), reason=reason)
-
-
-def interrupted_reason(calls: Sequence[ToolCall]) -> str:
-    """Why a resumed run fails rather than make again calls that may have run (their tools are not idempotent)."""
-    if len(calls) == 1:
-        call = calls[0]
-        return (
-            f"the run was interrupted while the tool {call.name!r} (call {call.id}) ran; it is not "
-            "idempotent, so it was not run again (mark it @tool(idempotent=True) if repeating it is safe)"
-        )
-    named = ", ".join(f"{call.name!r} (call {call.id})" for call in calls)
-    return (
-        f"the run was interrupted while the tools {named} ran; they are not idempotent, so they were not "
-        "run again (mark a tool @tool(idempotent=True) if repeating it is safe)"
-    )

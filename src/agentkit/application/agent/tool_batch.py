@@ -177,3 +177,18 @@ class ToolBatch:
             result = self._results[index] if upto is None or index < upto else None
             content = missing if result is None else result.model_text()
             messages.append(Message(role="tool", content=content, tool_call_id=call.id, name=call.name))
+
+
+def interrupted_reason(calls: Sequence[ToolCall]) -> str:
+    """Why a resumed run fails rather than make again calls that may have run (their tools are not idempotent)."""
+    if len(calls) == 1:
+        call = calls[0]
+        return (
+            f"the run was interrupted while the tool {call.name!r} (call {call.id}) ran; it is not "
+            "idempotent, so it was not run again (mark it @tool(idempotent=True) if repeating it is safe)"
+        )
+    named = ", ".join(f"{call.name!r} (call {call.id})" for call in calls)
+    return (
+        f"the run was interrupted while the tools {named} ran; they are not idempotent, so they were not "
+        "run again (mark a tool @tool(idempotent=True) if repeating it is safe)"
+    )
