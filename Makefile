@@ -51,6 +51,7 @@ fmt: $(STAMP) ## fix lint findings that can be fixed and format the code
 bench: $(STAMP) ## run the benchmarks under bench/ (the last four need PostgreSQL and Redis)
 	$(VENV)/bin/python bench/loop_overhead.py
 	$(VENV)/bin/python bench/agent_memory.py
+	$(VENV)/bin/python bench/parallel_tools.py
 	$(VENV)/bin/python bench/trace_write.py
 	$(VENV)/bin/python bench/trace_storage.py
 	$(VENV)/bin/python bench/observability_overhead.py

@@ -277,11 +277,17 @@ async def test_expire_lapsed_can_spare_runs_not_yet_taken_often_enough(kit: Stat
     assert stored.status is RunStatus.RUNNING
 
 
-async def test_the_call_in_progress_reads_back(kit: StateKit) -> None:
-    run = runs.mark_calling(runs.start(new_run(), now=T0, lease_until=T0), ToolCallId("call_7"))
+async def test_the_calls_in_progress_read_back_and_are_cleared_by_a_save(kit: StateKit) -> None:
+    batch = (ToolCallId("call_7"), ToolCallId("call_8"), ToolCallId("call_9"))
+    run = runs.mark_calling(runs.start(new_run(), now=T0, lease_until=T0), batch)
     await kit.runs.add(run)
 
     assert await kit.runs.get(run.id) == run
+    done = runs.mark_calling(run, ())
+    await kit.runs.save(done)
+    stored = await kit.runs.get(run.id)
+    assert stored is not None
+    assert stored.calling == ()
 
 
 async def test_a_run_whose_executor_still_holds_its_lease_is_not_claimed(kit: StateKit) -> None:

@@ -96,6 +96,24 @@ async def test_a_structured_tool_value_reads_back(kit: StateKit) -> None:
     assert step.result == result
 
 
+async def test_when_a_tool_call_started_reads_back_beside_when_it_ended(kit: StateKit) -> None:
+    # the calls of one turn run at once: their steps end in any order, and their times show the overlap
+    run_id = await stored_run(kit)
+    first = msgspec.structs.replace(
+        tool_step(run_id, 1, ToolResult(ok=True, output="a", latency_ms=500.0)),
+        started_at=T0 - timedelta(milliseconds=500, microseconds=7),
+    )
+    second = msgspec.structs.replace(
+        tool_step(run_id, 2, ToolResult(ok=False, error="no", latency_ms=400.0)),
+        started_at=T0 - timedelta(milliseconds=450),
+        redacted=True,
+    )
+    await kit.trace.record(first)
+    await kit.trace.record(second)
+
+    assert await kit.reader.steps(run_id) == [first, second]
+
+
 def sent_prompt(run_id: RunId, step_no: int, messages: list[Message], *, already: int) -> LLMStep:
     """An LLM step that sent `messages`, of which the first `already` an earlier step of its run had sent."""
     new = tuple(

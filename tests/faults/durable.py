@@ -6,11 +6,14 @@
   every request it was sent: a stored response asked for again would show as a later request for
   the same goal and turn.
   Each process has a base URL of its own (`/<name>/v1`), so the server also knows who asked.
-- The tools: `lookup` (idempotent, slow enough to be killed in) and `charge` (not idempotent: every
-  execution appends a line to a file first, so a repeated side effect shows). With FAULT_STALL_ONCE
+- The tools: `lookup` (idempotent, slow enough to be killed in) and `charge` (not idempotent). Every
+  execution of either appends a line to a file first, so a repeated call shows. With FAULT_STALL_ONCE
   set (a file path), the first `lookup` of the whole world blocks its worker's event loop for
   FAULT_STALL_S (time.sleep in an async tool: no renewal, no sweep, nothing runs there meanwhile).
-- Each run: lookup, then charge, then the answer: three LLM steps and two tool steps.
+  A lookup of something `slow` takes FAULT_SLOW_S where that is set (one worker's setting, say).
+- Each run: lookup, then charge, then the answer: three LLM steps and two tool steps. A goal that
+  starts with `batch:` asks for three lookups in one turn (`a`, `slow`, `b`), then answers; one
+  that starts with `batch+charge:` asks for a lookup and a charge in one turn, then answers.
 """
 
 import contextlib
@@ -39,13 +42,16 @@ from agentkit import ToolContext, tool
 
 
 @tool(idempotent=True)
-async def lookup(q: str) -> str:
+async def lookup(q: str, ctx: ToolContext) -> str:
     """Look something up (reads only: safe to repeat).
 
     Args:
         q: What to look up.
     """
-    await asyncio.sleep(float(os.environ["FAULT_LOOKUP_S"]))
+    with open(os.environ["FAULT_LOOKUP_LOG"], "a") as log:
+        log.write(f"{ctx.run_id} {ctx.call_id} {q}\\n")
+    slow = os.environ.get("FAULT_SLOW_S") if q == "slow" else None
+    await asyncio.sleep(float(slow or os.environ["FAULT_LOOKUP_S"]))
     once = os.environ.get("FAULT_STALL_ONCE")
     if once:
         try:
@@ -76,7 +82,17 @@ def _completion(serial: int, turn: int, goal: str) -> dict[str, Any]:
     text = f"r{serial}"
     message: dict[str, Any] = {"role": "assistant", "content": text}
     finish = "tool_calls"
-    if turn == 0:
+    if goal.startswith(("batch:", "batch+charge:")):
+        if turn == 0 and goal.startswith("batch:"):
+            message["tool_calls"] = [_call(f"call_{q}", "lookup", {"q": q}) for q in ("a", "slow", "b")]
+        elif turn == 0:
+            message["tool_calls"] = [
+                _call("call_a", "lookup", {"q": "a"}),
+                _call("call_charge", "charge", {"amount": 5}),
+            ]
+        else:
+            message["content"], finish = f"done {text}", "stop"
+    elif turn == 0:
         message["tool_calls"] = [_call("call_lookup", "lookup", {"q": goal})]
     elif turn == 1:
         message["tool_calls"] = [_call("call_charge", "charge", {"amount": 5})]
@@ -165,6 +181,8 @@ class QueueWorld:
         self.model = model
         self.charges = stack.work / "charges.log"
         self.charges.touch()
+        self.lookups = stack.work / "lookups.log"
+        self.lookups.touch()
         self.settings = {
             "RUN_MODE": "queue",
             "RUN_LEASE_S": "3",
@@ -178,6 +196,7 @@ class QueueWorld:
             "LLM_MAX_RETRIES": "1",
             "AGENTKIT_TOOL_MODULES": "durable_tools",
             "FAULT_CHARGE_LOG": str(self.charges),
+            "FAULT_LOOKUP_LOG": str(self.lookups),
             "FAULT_LOOKUP_S": "0.3",
             "FAULT_CHARGE_S": "0.05",
             "RESPONSE_TIMEOUT_S": "60",
@@ -187,7 +206,8 @@ class QueueWorld:
         self.workers: list[AppServer] = []
 
     def _process(self, name: str, command: str, **settings: str) -> AppServer:
-        process = self.stack.app(name, command=command, **self.settings, FAULT_WORKER=name, **settings)
+        # a worker's own settings win over the world's
+        process = self.stack.app(name, command=command, **{**self.settings, "FAULT_WORKER": name, **settings})
         (process.work / "durable_tools.py").write_text(TOOLS)
         process.env["AGENTKIT_TOOL_MODULES"] = "durable_tools"
         process.env["LLM_BASE_URL"] = self.model.url_for(name)
@@ -215,6 +235,14 @@ class QueueWorld:
         """How often `charge` started, by (run id, call id)."""
         counts: dict[tuple[str, str], int] = defaultdict(int)
         for line in self.charges.read_text().splitlines():
+            run_id, call_id, _ = line.split(" ")
+            counts[(run_id, call_id)] += 1
+        return dict(counts)
+
+    def looked_up(self) -> dict[tuple[str, str], int]:
+        """How often `lookup` started, by (run id, call id)."""
+        counts: dict[tuple[str, str], int] = defaultdict(int)
+        for line in self.lookups.read_text().splitlines():
             run_id, call_id, _ = line.split(" ")
             counts[(run_id, call_id)] += 1
         return dict(counts)

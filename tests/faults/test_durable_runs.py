@@ -163,6 +163,76 @@ async def test_a_worker_killed_while_a_side_effect_runs_fails_that_run_instead_o
         await asyncio.to_thread(world.stop)
 
 
+async def tool_steps_stored(client: httpx.AsyncClient, run_id: str) -> list[dict[str, Any]]:
+    """The run's tool steps as PostgreSQL holds them now."""
+    trace = (await client.get(f"/v1/runs/{run_id}/trace")).json()
+    return [step for step in trace["steps"] if step["kind"] == "tool"]
+
+
+async def until_stored(client: httpx.AsyncClient, run_id: str, calls: set[str], timeout_s: float = 120.0) -> None:
+    """Wait until these calls' steps are in the stored trace (bounded generously: a loaded machine is slow)."""
+    deadline = time.monotonic() + timeout_s
+    while {step["call_id"] for step in await tool_steps_stored(client, run_id)} < calls:
+        assert time.monotonic() < deadline, f"the steps of {sorted(calls)} were not stored within {timeout_s:g} s"
+        await asyncio.sleep(0.1)
+
+
+async def test_a_worker_killed_mid_batch_leaves_another_to_make_only_the_calls_without_a_result(
+    stack: FaultStack, model: CountingModel
+) -> None:
+    # one turn asks for lookups of a, slow and b at once; on the first worker `slow` takes a minute
+    world = QueueWorld(stack, model, WORKER_CONCURRENCY="5")
+    try:
+        await asyncio.to_thread(world.api.start)
+        await asyncio.to_thread(world.add_worker, "worker-0", FAULT_SLOW_S="60")
+        async with world.client() as client:
+            [run_id] = await submit(client, ["batch: three lookups"])
+            await until_stored(client, run_id, {"call_a", "call_b"})  # `slow` still runs
+            assert world.looked_up() == {(run_id, "call_a"): 1, (run_id, "call_slow"): 1, (run_id, "call_b"): 1}
+            await asyncio.to_thread(world.workers[0].kill)
+            await asyncio.to_thread(world.add_worker, "worker-after")
+
+            [run] = await settled(client, [run_id])
+
+            assert run["status"] == "succeeded", run
+            # the lookups whose results were stored are not made again; the interrupted one is
+            assert world.looked_up() == {(run_id, "call_a"): 1, (run_id, "call_slow"): 2, (run_id, "call_b"): 1}
+            assert sorted(step["call_id"] for step in await tool_steps_stored(client, run_id)) == [
+                "call_a",
+                "call_b",
+                "call_slow",
+            ]
+            await assert_nothing_repeated(world, client, [run], killed=frozenset({"worker-0"}))
+    finally:
+        await asyncio.to_thread(world.stop)
+
+
+async def test_a_worker_killed_while_a_side_effect_of_a_batch_runs_fails_the_run_naming_it(
+    stack: FaultStack, model: CountingModel
+) -> None:
+    # one turn asks for a lookup and a charge at once; on the first worker the charge takes a minute
+    world = QueueWorld(stack, model, WORKER_CONCURRENCY="5")
+    try:
+        await asyncio.to_thread(world.api.start)
+        await asyncio.to_thread(world.add_worker, "worker-0", FAULT_CHARGE_S="60")
+        async with world.client() as client:
+            [run_id] = await submit(client, ["batch+charge: look up and charge"])
+            await until_stored(client, run_id, {"call_a"})
+            await asyncio.to_thread(wait_for, lambda: bool(world.charged()), 120, "the charge to start")
+            await asyncio.to_thread(world.workers[0].kill)
+            await asyncio.to_thread(world.add_worker, "worker-after")
+
+            [run] = await settled(client, [run_id])
+
+            assert run["status"] == "failed", run
+            assert "interrupted while the tool 'charge' (call call_charge) ran" in run["failure_reason"]
+            assert world.charged() == {(run_id, "call_charge"): 1}
+            assert world.looked_up() == {(run_id, "call_a"): 1}
+            await assert_nothing_repeated(world, client, [run], killed=frozenset({"worker-0"}))
+    finally:
+        await asyncio.to_thread(world.stop)
+
+
 async def test_a_worker_whose_loop_stalls_past_its_lease_does_not_ask_the_model_for_the_run_another_resumed(
     stack: FaultStack, model: CountingModel
 ) -> None:

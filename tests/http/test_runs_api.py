@@ -67,6 +67,40 @@ async def test_a_run_answers_201_and_its_trace_is_persisted(api_factory: ApiFact
     assert trace["steps"][0]["tool_calls"] == [{"id": "c1", "name": "add", "arguments": {"a": 2, "b": 3}}]
 
 
+async def test_the_trace_shows_the_calls_of_one_turn_overlapping(api_factory: ApiFactory) -> None:
+    both_in = asyncio.Event()
+    arrived: list[str] = []
+
+    @tool(idempotent=True)
+    async def meet(who: str) -> str:
+        """Wait until the other call of the turn has started too."""
+        arrived.append(who)
+        if len(arrived) == 2:
+            both_in.set()
+        await both_in.wait()
+        return f"met {who}"
+
+    turn = LLMResponse(
+        tool_calls=(
+            ToolCall(id=ToolCallId("c1"), name="meet", arguments={"who": "ann"}),
+            ToolCall(id=ToolCallId("c2"), name="meet", arguments={"who": "bob"}),
+        ),
+        usage=Usage(input_tokens=100, output_tokens=10),
+    )
+    api = await api_factory([turn, answer("both met")], tools=[meet])
+
+    run = (await api.post("/v1/runs", json={"goal": "meet"}, headers=headers())).json()
+
+    assert run["status"] == "succeeded"
+    steps = (await api.get(f"/v1/runs/{run['id']}/trace", headers=headers())).json()["steps"]
+    first, second = (step for step in steps if step["kind"] == "tool")
+    assert {first["call_id"], second["call_id"]} == {"c1", "c2"}
+    # each started before the other ended: the two ran at once
+    assert first["started_at"] <= second["created_at"]
+    assert second["started_at"] <= first["created_at"]
+    assert "started_at" not in steps[0]  # an LLM step says when it ended, and how long it took
+
+
 async def test_a_run_stops_at_its_own_token_budget(api_factory: ApiFactory) -> None:
     api = await api_factory([calls("add", a=2, b=3), answer("5")])  # 110 tokens, then 128 more
 

@@ -6,9 +6,11 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
+from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import func, select, text
+from sqlalchemy import Connection, func, select, text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agentkit.adapters.outage import OutageWatch
@@ -21,6 +23,7 @@ from agentkit.adapters.postgres import (
     drop_database,
     parse_database_url,
 )
+from agentkit.adapters.postgres.schema import find_migrations
 from agentkit.adapters.postgres.tables import metadata, steps
 from agentkit.application.backoff import Backoff
 from agentkit.application.errors import StoreUnavailable
@@ -60,7 +63,7 @@ async def test_the_migrations_build_exactly_the_tables_the_adapters_use(pg_engin
         )
 
     assert diff == []
-    assert await AlembicSchemaMigrator(pg_engine).current() == "0008"
+    assert await AlembicSchemaMigrator(pg_engine).current() == "0009"
 
 
 async def test_migrating_a_fresh_database_from_two_processes_at_once_applies_each_migration_once(
@@ -74,10 +77,48 @@ async def test_migrating_a_fresh_database_from_two_processes_at_once_applies_eac
         await asyncio.gather(*(AlembicSchemaMigrator(e).upgrade() for e in engines))
         await AlembicSchemaMigrator(engines[0]).upgrade()
 
-        assert await AlembicSchemaMigrator(engines[1]).current() == "0008"
+        assert await AlembicSchemaMigrator(engines[1]).current() == "0009"
     finally:
         for engine in engines:
             await engine.dispose()
+        await drop_database(state_servers.server_url, name)
+
+
+def _alembic(connection: Connection) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(find_migrations()))
+    config.attributes["connection"] = connection
+    return config
+
+
+async def test_a_call_recorded_before_the_upgrade_to_batches_is_still_known_after_it_and_back(
+    state_servers: StateServers,
+) -> None:
+    # a run interrupted while a non-idempotent call ran, under the release that recorded one call id
+    name = unique_name("calling")
+    url = await create_database(state_servers.server_url, name)
+    engine = create_engine(url)
+    run_id = str(uuid.uuid4())
+    try:
+        async with engine.begin() as conn:
+            await conn.run_sync(lambda sync: command.upgrade(_alembic(sync), "0008"))
+            await conn.execute(
+                text(
+                    "INSERT INTO runs (id, owner, goal, status, max_steps, created_at, calling) "
+                    "VALUES (:id, 'key-1', 'g', 'running', 10, now(), 'call_1')"
+                ),
+                {"id": run_id},
+            )
+            await conn.run_sync(lambda sync: command.upgrade(_alembic(sync), "head"))
+        stored = await SqlaRunRepository(engine).get(RunId(run_id))
+        assert stored is not None
+        assert stored.calling == ("call_1",)
+
+        async with engine.begin() as conn:
+            await conn.run_sync(lambda sync: command.downgrade(_alembic(sync), "0008"))
+            assert (await conn.execute(text("SELECT calling FROM runs"))).scalar_one() == "call_1"
+    finally:
+        await engine.dispose()
         await drop_database(state_servers.server_url, name)
 
 

@@ -1,9 +1,11 @@
 """AgentKit from Python: `from agentkit import Agent, tool`."""
 
 import gc
+import os
 import sys
 
 import msgspec
+import pytest
 
 import agentkit
 from agentkit import Agent, ToolContext, tool
@@ -12,6 +14,7 @@ from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import LLMResponse, ToolCall, Usage
 from agentkit.domain.steps import LLMStep, ToolStep
 from tests.context_tools import action_context, save_paper
+from tests.process_tools import whoami
 from tests.sample_tools import add
 
 
@@ -36,6 +39,19 @@ async def test_an_agent_runs_a_tool_and_answers_with_its_trace() -> None:
     assert result.answer == "5"
     assert [type(step) for step in result.steps] == [LLMStep, ToolStep, LLMStep]
     assert result.run.input_tokens == 20
+
+
+async def test_an_agent_runs_a_process_isolated_tool_in_a_worker_it_stops_when_closed() -> None:
+    async with Agent(llm=ScriptedLLMClient([call("whoami"), LLMResponse(text="done")]), tools=[whoami]) as agent:
+        result = await agent.run("where do you run?")
+        [step] = [step for step in result.steps if isinstance(step, ToolStep)]
+
+        assert step.result.ok
+        worker = step.result.value
+        assert worker != os.getpid()
+    # closed with the agent: the worker is gone (killed and reaped)
+    with pytest.raises(ProcessLookupError):
+        os.kill(worker, 0)
 
 
 async def test_typed_output_comes_back_as_the_struct_asked_for() -> None:

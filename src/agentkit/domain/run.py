@@ -14,9 +14,10 @@ claimable at once, when the last one is given. Cancel is a request: a pending ru
 running run gets `cancel_requested` and ends `cancelled` at its next step boundary.
 
 Every executor that takes a run (the first, or one resuming it after the last one died) claims it
-under a new `attempt`; writes from an older attempt are refused (fencing). Before a tool that is not
-idempotent starts, the run records the call in `calling`: an executor resuming the run that finds
-that call without a stored result knows it may have run, and does not run it again.
+under a new `attempt`; writes from an older attempt are refused (fencing). Before tools that are not
+idempotent start (the calls of one model turn may run at once), the run records their calls in
+`calling`: an executor resuming the run that finds such a call without a stored result knows it may
+have run, and does not run it again.
 """
 
 import re
@@ -116,8 +117,9 @@ class Run(msgspec.Struct, frozen=True, kw_only=True, gc=False):
         request_fingerprint: A hash of the request that carried the idempotency key.
         attempt: Incremented each time an executor takes it (starts or resumes it); stale attempts are
             fenced off.
-        calling: The tool call, of a tool that is not idempotent, that may be running: recorded
-            before the call starts, so a resumed run never repeats its side effect.
+        calling: The tool calls, of tools that are not idempotent, that may be running: recorded
+            before they start (all those a turn starts at once), so a resumed run never repeats
+            their side effects.
         agent: The name of the agent profile it runs with (`default` when none was named).
         agent_version: A digest of that profile as it was when the run was accepted.
         action: The calls it waits on while `requires_action`, with the answers given so far; kept
@@ -156,7 +158,7 @@ class Run(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     idempotency_key: str | None = None
     request_fingerprint: str | None = None
     attempt: int = 0
-    calling: ToolCallId | None = None
+    calling: tuple[ToolCallId, ...] = ()
     agent: str = "default"
     agent_version: str | None = None
     action: RequiredAction | None = None
@@ -261,7 +263,7 @@ def pause(run: Run, calls: tuple[PendingCall, ...], *, now: datetime, until: dat
     if not calls:
         raise ValueError("a run pauses on at least one call")
     action = RequiredAction(calls=calls, requested_at=now, expires_at=until, turn_step=turn_step)
-    return _move(run, RunStatus.REQUIRES_ACTION, action=action, expires_at=until, calling=None, pauses=run.pauses + 1)
+    return _move(run, RunStatus.REQUIRES_ACTION, action=action, expires_at=until, calling=(), pauses=run.pauses + 1)
 
 
 def give_answer(run: Run, call_id: ToolCallId, digest: str | None, given: CallAnswer, *, now: datetime) -> Run:
@@ -285,9 +287,9 @@ def action_done(run: Run) -> Run:
     return msgspec.structs.replace(run, action=None)
 
 
-def mark_calling(run: Run, call_id: ToolCallId | None) -> Run:
-    """Record the call of a tool that is not idempotent as started (or, with None, that none is)."""
-    return msgspec.structs.replace(run, calling=call_id)
+def mark_calling(run: Run, call_ids: tuple[ToolCallId, ...]) -> Run:
+    """Record the calls of tools that are not idempotent as started (or, with none, that none is)."""
+    return msgspec.structs.replace(run, calling=call_ids)
 
 
 def add_spend(run: Run, usage: Usage, cost_usd: float | None) -> Run:

@@ -161,7 +161,23 @@ class LLMStep(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag="llm"):
 
 
 class ToolStep(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag="tool"):
-    """One tool call: its name, arguments and result."""
+    """One tool call: its name, arguments and result, and when it ran.
+
+    The calls of one model turn may run at once: each is a step of its own, numbered in the order
+    they ended, and their start and end times show how they overlapped.
+
+    Attributes:
+        run_id: The run it belongs to.
+        step_no: Its position in the run's trace, from 1.
+        created_at: When it ended.
+        latency_ms: Wall time of the call.
+        call_id: The model's id for the call.
+        tool_name: The tool called.
+        arguments: The arguments the model gave.
+        result: What the call returned (or why it failed).
+        redacted: Stored with content left out or redacted: not what the model read.
+        started_at: When it started (None for steps stored before runs recorded it).
+    """
 
     run_id: RunId
     step_no: int
@@ -171,7 +187,8 @@ class ToolStep(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag="tool"):
     tool_name: str
     arguments: dict[str, Any]
     result: ToolResult
-    redacted: bool = False  # stored with content left out or redacted: not what the model read
+    redacted: bool = False
+    started_at: datetime | None = None
 
 
 Step = LLMStep | ToolStep

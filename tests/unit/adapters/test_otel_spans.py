@@ -72,6 +72,8 @@ def steps() -> list[Step]:
         tool_name="lookup",
         arguments={},
         result=ToolResult(ok=False, error="no such city"),
+        # it waited for a place among its turn's calls: its start is not its end less its latency
+        started_at=T0 + timedelta(seconds=1, milliseconds=300),
     )
     failed = LLMStep(
         run_id=RUN.id,
@@ -161,9 +163,10 @@ def reference(tracer: trace.Tracer, parent: otel_context.Context | None, ended: 
     ]
     for step, name, kind, attributes, status in made:
         end = ns(step.created_at)
-        span = tracer.start_span(
-            name, context=under, kind=kind, attributes=attributes, start_time=end - int(step.latency_ms * 1e6)
-        )
+        start = end - int(step.latency_ms * 1e6)
+        if isinstance(step, ToolStep) and step.started_at is not None:
+            start = ns(step.started_at)
+        span = tracer.start_span(name, context=under, kind=kind, attributes=attributes, start_time=start)
         if status is not None:
             span.set_status(status)
         span.end(end_time=end)

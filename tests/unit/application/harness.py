@@ -18,11 +18,13 @@ from agentkit.application.agent import AgentConfig, AgentLoop
 from agentkit.application.backoff import Backoff, RetryPacing, Sleep
 from agentkit.application.pipeline.policy import PromptPolicy
 from agentkit.application.ports.price_table import PriceTable
+from agentkit.application.ports.tool_sandbox import ToolSandbox
 from agentkit.application.ports.trace_sink import TraceSink
 from agentkit.application.runs.cancel_run import CancelRun
 from agentkit.application.runs.create_run import CreateRun, CreateRunInput
 from agentkit.application.runs.run_agent import RunAgent
 from agentkit.application.tools import Tool, ToolRegistry
+from agentkit.application.tools.slots import CallSlots
 from agentkit.domain.ids import OwnerId, SessionId, ToolCallId
 from agentkit.domain.messages import LLMResponse, ToolCall, Usage
 from agentkit.domain.run import Run
@@ -66,13 +68,17 @@ class Harness:
         backoff: Backoff | None = None,
         prompt_policy: PromptPolicy | None = None,
         prices: PriceTable | None = None,
+        sandbox: ToolSandbox | None = None,
+        slots: CallSlots | None = None,
     ) -> None:
         self.clock = clock or FixedClock()
         self.runs = runs or InMemoryRunRepository()
         self.store = InMemoryTraceSink()
         self.sessions = InMemorySessionStore(self.clock, max_messages=50)
         self.llm = ScriptedLLMClient(script)
-        self.registry = ToolRegistry(tools, default_timeout_s=tool_timeout_s, output_max_chars=200)
+        self.registry = ToolRegistry(
+            tools, default_timeout_s=tool_timeout_s, output_max_chars=200, sandbox=sandbox, slots=slots
+        )
         self.config = config or AgentConfig()
         self.loop = AgentLoop(
             memory_loop_deps(

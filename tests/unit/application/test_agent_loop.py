@@ -338,7 +338,7 @@ async def test_a_cancelled_task_hands_its_run_back_and_a_resume_never_repeats_a_
     handed = await h.runs.get(RunId("run-1"))
     assert handed is not None
     # handed back: still running, its lease given up so the next executor takes it at once
-    assert (handed.status, handed.expires_at, handed.calling) == (RunStatus.RUNNING, h.clock.now(), "c1")
+    assert (handed.status, handed.expires_at, handed.calling) == (RunStatus.RUNNING, h.clock.now(), ("c1",))
     assert [step.step_no for step in await h.steps(handed)] == [1]
 
     resumed = await h.loop.run(handed)

@@ -37,3 +37,7 @@ class LLMConfig(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     # openai: read an answer made only of JSON tool calls naming offered tools as those calls
     # (small models on their own chat template write them as text); off: it stays the answer.
     llm_text_tool_calls: bool = False
+    # openai: send `parallel_tool_calls` with this value (false: at most one tool call a turn); unset:
+    # the request leaves it out and the provider's default holds (OpenAI's allows several). An agent
+    # profile may set its own (`parallel_tool_calls`).
+    llm_parallel_tool_calls: bool | None = None

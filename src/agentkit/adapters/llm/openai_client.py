@@ -46,6 +46,8 @@ class OpenAILLMClient(LLMClient):
             `content` (`LLM_TOOL_CALL_CONTENT`; see `ToolCallContent`).
         text_tool_calls: Read an answer made only of JSON tool calls as those calls
             (`LLM_TEXT_TOOL_CALLS`; see `text_tool_calls`).
+        parallel_tool_calls: Sent as `parallel_tool_calls` with the tools (false: one call a
+            turn); None leaves it out, so the provider's default holds.
     """
 
     def __init__(
@@ -59,12 +61,14 @@ class OpenAILLMClient(LLMClient):
         max_tokens_field: str = "max_completion_tokens",
         tool_call_content: ToolCallContent = "empty",
         text_tool_calls: bool = False,
+        parallel_tool_calls: bool | None = None,
     ) -> None:
         self._client = client
         self._model = model
         self._label = label
         self._tool_call_content: ToolCallContent = tool_call_content
         self._text_tool_calls = text_tool_calls
+        self._parallel_tool_calls = parallel_tool_calls
         self._options: dict[str, Any] = {}
         if temperature is not None:
             self._options["temperature"] = temperature
@@ -78,8 +82,8 @@ class OpenAILLMClient(LLMClient):
         Args:
             config: Settings `provider_checks.check_openai` accepted (the `openai` provider's
                 factory checks them first). Reads LLM_MODEL, LLM_BASE_URL, OPENAI_API_KEY,
-                LLM_TEMPERATURE, LLM_MAX_TOKENS, LLM_REQUEST_TIMEOUT_S, LLM_TOOL_CALL_CONTENT and
-                LLM_TEXT_TOOL_CALLS.
+                LLM_TEMPERATURE, LLM_MAX_TOKENS, LLM_REQUEST_TIMEOUT_S, LLM_TOOL_CALL_CONTENT,
+                LLM_TEXT_TOOL_CALLS and LLM_PARALLEL_TOOL_CALLS.
             http_client: An httpx client to send requests through (tests pass one with a
                 `MockTransport`); by default the SDK makes its own.
         """
@@ -101,6 +105,7 @@ class OpenAILLMClient(LLMClient):
             max_tokens_field="max_tokens" if base_url else "max_completion_tokens",
             tool_call_content=config.llm_tool_call_content,
             text_tool_calls=config.llm_text_tool_calls,
+            parallel_tool_calls=config.llm_parallel_tool_calls,
         )
 
     @property
@@ -183,6 +188,8 @@ class OpenAILLMClient(LLMClient):
             # "auto" is OpenAI's default with tools, but llama-cpp-python's function-calling
             # handler takes a missing tool_choice for "none" and drops the tools from the prompt.
             request["tool_choice"] = "auto"
+            if self._parallel_tool_calls is not None:  # unset: the field is left out, the provider's default holds
+                request["parallel_tool_calls"] = self._parallel_tool_calls
         return request
 
     def _text_tool_names(self, tools: Sequence[ToolSchema]) -> set[str]:

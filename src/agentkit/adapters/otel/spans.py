@@ -265,7 +265,9 @@ class OTelRunObserver(RunObserver):
             origin, attributes = spans.origin(self._parents.get(step.run_id), name, kind, attributes)
         if origin.recording:
             end = _ns(step.created_at)
-            start = end - int(step.latency_ms * 1_000_000)
+            # a tool call knows when it started (the calls of a turn overlap); an LLM call, its latency
+            started_at = step.started_at if isinstance(step, ToolStep) else None
+            start = end - int(step.latency_ms * 1_000_000) if started_at is None else _ns(started_at)
             spans.finish(name, spans.context(origin), origin, kind, attributes, start, end, status)
 
     def _start_run_span(self, spans: _FinishedSpans, run: Run) -> _RunSpan | None:

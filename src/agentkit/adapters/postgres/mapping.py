@@ -2,6 +2,7 @@
 
 import uuid
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 import msgspec
@@ -79,7 +80,7 @@ def run_to_row(run: Run) -> dict[str, Any]:
         "idempotency_key": run.idempotency_key,
         "request_fingerprint": run.request_fingerprint,
         "attempt": run.attempt,
-        "calling": run.calling,
+        "calling": list(run.calling) or None,
         "agent": run.agent,
         "agent_version": run.agent_version,
         "action": run.action,
@@ -118,7 +119,7 @@ def row_to_run(row: Mapping[Any, Any]) -> Run:
         idempotency_key=row["idempotency_key"],
         request_fingerprint=row["request_fingerprint"],
         attempt=row["attempt"],
-        calling=row["calling"],
+        calling=tuple(row["calling"] or ()),
         agent=row["agent"],
         agent_version=row["agent_version"],
         action=None if row["action"] is None else msgspec.convert(row["action"], RequiredAction),
@@ -166,8 +167,7 @@ def step_to_row(step: Step) -> dict[str, Any]:
         "tool_name": _text(step.tool_name),
         "call_id": _text(step.call_id),
         "args": step.arguments,
-        # a redacted step says so inside its result (a key ToolResult itself does not read)
-        "result": {**msgspec.to_builtins(step.result), "redacted": True} if step.redacted else step.result,
+        "result": _tool_result(step),
         "error": _text(step.result.error),
         "latency_ms": step.latency_ms,
         "input_tokens": 0,
@@ -175,6 +175,23 @@ def step_to_row(step: Step) -> dict[str, Any]:
         "request": None,
         "cost_usd": None,
     }
+
+
+def _tool_result(step: ToolStep) -> Any:
+    """What a tool step stores in `steps.result`: its ToolResult, and beside its keys (which ToolResult
+    does not read back) whether it was stored redacted and when the call started.
+
+    The start is kept in the JSON rather than a column of its own: nothing looks steps up by it,
+    and the trace writer's statement and the table stay as they are.
+    """
+    if step.started_at is None and not step.redacted:
+        return step.result
+    stored = msgspec.to_builtins(step.result)
+    if step.redacted:
+        stored["redacted"] = True
+    if step.started_at is not None:
+        stored["started_at"] = step.started_at.isoformat()
+    return stored
 
 
 def message_rows(step: Step) -> list[dict[str, Any]]:
@@ -221,6 +238,8 @@ def row_to_step(row: Mapping[Any, Any]) -> Step:
             cost_usd=row["cost_usd"],
             redacted=result.redacted,
         )
+    stored = row["result"] or {}
+    started_at = stored.get("started_at")
     return ToolStep(
         run_id=run_id,
         step_no=row["step_no"],
@@ -230,5 +249,6 @@ def row_to_step(row: Mapping[Any, Any]) -> Step:
         tool_name=row["tool_name"] or "",
         arguments=row["args"] or {},
         result=msgspec.convert(row["result"], ToolResult),
-        redacted=bool((row["result"] or {}).get("redacted", False)),
+        redacted=bool(stored.get("redacted", False)),
+        started_at=None if started_at is None else datetime.fromisoformat(started_at),
     )

@@ -64,8 +64,9 @@ runs = Table(
     Column("idempotency_key", Text),
     Column("request_fingerprint", Text),
     Column("attempt", Integer, nullable=False, server_default="0"),
-    # the call of a non-idempotent tool that may be running (a resumed run must not repeat it)
-    Column("calling", Text),
+    # the calls of non-idempotent tools that may be running, a JSON array of call ids (a resumed run
+    # must not repeat them)
+    Column("calling", _Json),
     # which agent profile, and which version of it (a digest), the run ran with
     Column("agent", Text, nullable=False, server_default="default"),
     Column("agent_version", Text),

@@ -191,7 +191,9 @@ class _Evaluator:
 def make_calculator_tool(limits: CalculatorLimits) -> Tool[[str], str]:
     """The `calculator` tool with the given limits."""
 
-    @tool(name="calculator", idempotent=True)
+    # bounded by construction, and a closure over its limits: it stays in this process whatever
+    # TOOL_ISOLATION says (a worker process imports tools by name)
+    @tool(name="calculator", idempotent=True, isolation="thread")
     def calculator(expression: str) -> str:
         """Evaluate an arithmetic expression exactly and return the result.
 

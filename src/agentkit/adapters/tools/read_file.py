@@ -98,7 +98,9 @@ def _decode_text(data: bytes, path: str) -> str:
 def make_read_file_tool(base_dir: Path, max_bytes: int) -> Tool[[str], str]:
     """The `read_file` tool for files below `base_dir` of at most `max_bytes` bytes."""
 
-    @tool(name="read_file", idempotent=True)
+    # bounded by construction, and a closure over its limits: it stays in this process whatever
+    # TOOL_ISOLATION says (a worker process imports tools by name)
+    @tool(name="read_file", idempotent=True, isolation="thread")
     def read_file(path: str) -> str:
         """Read a UTF-8 text file from the agent's file folder.
 

@@ -34,6 +34,8 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True):
         store_retry_s: How long a run keeps retrying a write its outcome depends on (its start, its
             trace, its final status) while the store is unavailable; its lease is renewed meanwhile.
         approval_ttl_s: How long a paused run waits for the answers to its pending calls.
+        tool_concurrency: The tool calls of one run that may run at once (a model's turn may ask
+            for several; the rest wait their turn).
     """
 
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
@@ -42,3 +44,4 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True):
     lease_s: float = 30.0
     store_retry_s: float = 300.0
     approval_ttl_s: float = 86400.0
+    tool_concurrency: int = 8

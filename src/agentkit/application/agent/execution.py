@@ -1,8 +1,8 @@
 """RunExecution: one run while it executes: its conversation, its limits, and the turns of the loop."""
 
 import asyncio
-from collections.abc import Sequence
-from datetime import timedelta
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
 
 import msgspec
 import structlog
@@ -20,6 +20,7 @@ from agentkit.application.agent.durability import (
 )
 from agentkit.application.agent.recorder import StepRecorder
 from agentkit.application.agent.replay import Answered, replay
+from agentkit.application.agent.tool_batch import ToolBatch, interrupted_reason
 from agentkit.application.errors import LLMError, LLMUnavailable, StaleAttempt, StoreUnavailable
 from agentkit.application.pipeline.entries import DeltaEntry
 from agentkit.application.ports.llm_client import stream_of
@@ -29,14 +30,16 @@ from agentkit.application.tools.registry import ToolRegistry
 from agentkit.application.tools.within import TimeLimitPassed, call_within
 from agentkit.domain import run as runs
 from agentkit.domain.actions import ActionKind, Decision, PendingCall, call_digest
+from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import LLMResponse, Message, ToolCall
 from agentkit.domain.policy import CallTools, Finish, LoopLimits, LoopState, Remind, Stop, decide
 from agentkit.domain.run import Run, RunStatus
 from agentkit.domain.steps import LLMStep, ToolStep
-from agentkit.domain.tools import ToolSchema
+from agentkit.domain.tools import ToolResult, ToolSchema
 
 logger = structlog.get_logger(__name__)
 _NONE: frozenset[str] = frozenset()
+_NO_CALLS: frozenset[ToolCallId] = frozenset()
 
 
 class RunExecution:
@@ -54,7 +57,7 @@ class RunExecution:
         "limits",
         "messages",
         "recorder",
-        "resumed_calls",
+        "resumed",
         "resumed_stream",
         "run",
         "schemas",
@@ -90,8 +93,8 @@ class RunExecution:
             output_required=run.output_schema is not None,
         )
         self.messages: list[Message] = []
-        # the calls a resumed run found without a stored result (the first may have been started)
-        self.resumed_calls: Sequence[ToolCall] = ()
+        # the calls a resumed run found without a stored result (some may have been started)
+        self.resumed: frozenset[ToolCallId] = _NO_CALLS
         # the step number of the LLM step whose calls are being made (a pause names it)
         self.turn_step = 0
         # a resumed run's first streamed call says so first: an earlier attempt may have streamed part of it
@@ -144,16 +147,16 @@ class RunExecution:
             # a timer only once the run waits on something: one that never does (a scripted model) arms none
             return await call_within(self._to_the_end(resuming), config.run_timeout_s)
         except TimeLimitPassed:
-            return self._end(RunStatus.TIMED_OUT, f"the run took longer than {config.run_timeout_s:g} s")
+            return self.end(RunStatus.TIMED_OUT, f"the run took longer than {config.run_timeout_s:g} s")
         except LLMError as exc:
-            return self._end(RunStatus.FAILED, f"the LLM call failed: {exc}")
+            return self.end(RunStatus.FAILED, f"the LLM call failed: {exc}")
         except StoreUnavailable as exc:
-            return self._end(RunStatus.FAILED, str(exc))
+            return self.end(RunStatus.FAILED, str(exc))
         except StaleAttempt:
             raise
         except Exception as exc:
             logger.exception("run_crashed")
-            return self._end(RunStatus.FAILED, f"internal error: {type(exc).__name__}")
+            return self.end(RunStatus.FAILED, f"internal error: {type(exc).__name__}")
 
     async def _to_the_end(self, resuming: bool) -> Run:
         state = await self._open(resuming)
@@ -185,13 +188,13 @@ class RunExecution:
                 self.run, now=self.deps.clock.now(), answer=point.outcome.answer, output=point.outcome.output
             )
         if point.outcome is not None:
-            return self._end(point.outcome.status, point.outcome.reason)
+            return self.end(point.outcome.status, point.outcome.reason)
         if self.run.action is not None and (not point.pending or self.run.action.turn_step != point.pending_turn_step):
             self.run = runs.action_done(self.run)  # answers for a turn that is over: they hold for no other
         if point.pending:
-            self.resumed_calls = point.pending
+            self.resumed = frozenset(call.id for call in point.pending)
             self.turn_step = point.pending_turn_step
-            finished = await self._call_tools(point.pending)
+            finished = await self._call_tools(point.turn, point.stored)
             if finished is not None:
                 return finished
         return point.state
@@ -199,8 +202,8 @@ class RunExecution:
     async def _turns(self, state: LoopState) -> Run:
         """The loop: ask the model, act on the policy's decision, until the run ends."""
         while True:
-            if self._cancel_requested():
-                return self._end(RunStatus.CANCELLED, "cancelled on request")
+            if self.cancel_requested():
+                return self.end(RunStatus.CANCELLED, "cancelled on request")
             response = await self._ask_model()
             decision, state = decide(state, response, self.limits, spent_usd=self.run.cost_usd)
             self.messages.append(response.to_message())
@@ -208,7 +211,7 @@ class RunExecution:
                 await self._remember_session()
                 return runs.succeed(self.run, now=self.deps.clock.now(), answer=decision.answer)
             if isinstance(decision, Stop):
-                return self._end(decision.status, decision.reason)
+                return self.end(decision.status, decision.reason)
             if isinstance(decision, Remind):
                 logger.info("structured_output_reminder", reminder_no=decision.reminder_no)
                 self.messages.append(Message(role="user", content=STRUCTURED_OUTPUT_REMINDER))
@@ -284,57 +287,73 @@ class RunExecution:
                 await close()
         raise LLMUnavailable("the model's stream ended without its response")
 
-    async def _call_tools(self, calls: Sequence[ToolCall]) -> Run | None:
-        waiting = self._waiting(calls)
+    async def _call_tools(
+        self, calls: Sequence[ToolCall], stored: Mapping[ToolCallId, ToolResult] | None = None
+    ) -> Run | None:
+        """Make a turn's calls (those without a `stored` result) and feed the results back in the model's order.
+
+        One call is made right here (most turns: no task, no batch); several run as a `ToolBatch`,
+        at once. So does one call in a worker process: a cancel must be able to kill it.
+        """
+        waiting = self._waiting(calls, stored)
         if waiting:
             await self.deps.pipeline.deliver()  # the writer tells whether a step was stored redacted
             return self._pause(waiting)
-        for index, call in enumerate(calls):
-            if index and self._cancel_requested():
-                # the model's turn must stay whole for the provider: answer the skipped calls
-                self._skip(calls[index:], "skipped: the run was cancelled")
-                return self._end(RunStatus.CANCELLED, "cancelled on request")
-            answered = None if self.run.action is None else self.run.action.answer_of(call.id)
-            if answered is not None and answered.decision is not Decision.APPROVE:
-                result = answered_result(call, answered, self.tools)
-            else:
-                interrupted = await self._before_call(call)
-                if interrupted is not None:
-                    self._skip(calls[index:], "skipped: the run could not go on")
-                    return self._end(RunStatus.FAILED, interrupted)
-                result = await self.tools.execute(call, self.context)
-            await self.recorder.record(
-                ToolStep(
-                    run_id=self.run.id,
-                    step_no=self.recorder.next_step(),
-                    created_at=self.deps.clock.now(),
-                    latency_ms=result.latency_ms,
-                    call_id=call.id,
-                    tool_name=call.name,
-                    arguments=call.arguments,
-                    result=result,
-                )
-            )
-            if self.run.calling is not None:
-                self.run = runs.mark_calling(self.run, None)  # stored with the run's next write
-            self.messages.append(
-                Message(role="tool", content=result.model_text(), tool_call_id=call.id, name=call.name)
-            )
-            item = self.tools.get(call.name)
-            if result.ok and item is not None and item.terminal:
-                self._skip(calls[index + 1 :], "skipped: the task already ended")
-                await self._remember_session()
-                self.run = runs.action_done(self.run)
-                return runs.succeed(self.run, now=self.deps.clock.now(), answer=result.output, output=result.value)
+        if len(calls) > 1 or stored or self.tools.runs_in_process(calls[0].name):
+            return await ToolBatch(self, calls, stored or {}).run()
+        call = calls[0]
+        clock = self.deps.clock
+        answered = None if self.run.action is None else self.run.action.answer_of(call.id)
+        if answered is not None and answered.decision is not Decision.APPROVE:
+            started_at = clock.now()
+            result = answered_result(call, answered, self.tools)
+        else:
+            interrupted = await self._before_call(call)
+            if interrupted is not None:
+                self.skip(calls, "skipped: the run could not go on")
+                return self.end(RunStatus.FAILED, interrupted)
+            started_at = clock.now()
+            result = await self.tools.execute(call, self.context)
+        await self.recorder.record(self.tool_step(call, result, started_at))
+        if self.run.calling:
+            self.run = runs.mark_calling(self.run, ())  # stored with the run's next write
+        self.messages.append(Message(role="tool", content=result.model_text(), tool_call_id=call.id, name=call.name))
+        item = self.tools.get(call.name)
+        if result.ok and item is not None and item.terminal:
+            return await self.succeed_with(result)
         if self.run.action is not None:
             self.run = runs.action_done(self.run)  # stored with the run's next write
         return None
 
-    def _waiting(self, calls: Sequence[ToolCall]) -> tuple[PendingCall, ...]:
+    def tool_step(self, call: ToolCall, result: ToolResult, started_at: datetime) -> ToolStep:
+        """The trace's step of a call that just ended (numbered now: steps are numbered as they end)."""
+        return ToolStep(
+            run_id=self.run.id,
+            step_no=self.recorder.next_step(),
+            created_at=self.deps.clock.now(),
+            latency_ms=result.latency_ms,
+            call_id=call.id,
+            tool_name=call.name,
+            arguments=call.arguments,
+            result=result,
+            started_at=started_at,
+        )
+
+    async def succeed_with(self, result: ToolResult) -> Run:
+        """A terminal tool's call succeeded: the run ends with its value as the answer."""
+        await self._remember_session()
+        self.run = runs.action_done(self.run)
+        return runs.succeed(self.run, now=self.deps.clock.now(), answer=result.output, output=result.value)
+
+    def _waiting(
+        self, calls: Sequence[ToolCall], stored: Mapping[ToolCallId, ToolResult] | None
+    ) -> tuple[PendingCall, ...]:
         """The calls of this turn that need an answer no one gave yet: an approval, or a client tool's output."""
         waiting = []
         action = self.run.action
         for call in calls:
+            if stored and call.id in stored:
+                continue
             if call.name in self.client_tool_names:
                 kind = ActionKind.CLIENT_TOOL
             elif call.name in self.approval_names or self.tools.requires_approval(call.name):
@@ -357,7 +376,7 @@ class RunExecution:
         """
         if self.recorder.redacted:
             names = ", ".join(sorted({call.name for call in waiting}))
-            return self._end(
+            return self.end(
                 RunStatus.FAILED,
                 f"its calls of {names} need an answer, but it cannot pause: its steps were stored redacted "
                 "(TRACE_PAYLOADS=false or TRACE_REDACT_FIELDS), so it could not go on from them",
@@ -375,26 +394,42 @@ class RunExecution:
     async def _before_call(self, call: ToolCall) -> str | None:
         """Make a call safe to start: say why it must not be (a side effect that may have happened), or record it.
 
-        An idempotent tool needs nothing. A non-idempotent one is recorded on the run (`calling`)
-        before it starts; a resumed run that finds its first pending call recorded so cannot know
-        whether it ran, and does not run it again.
+        `before_calls` for one call, without its lists: the path of most turns.
         """
         if self.tools.is_idempotent(call.name):
             return None
-        if self.resumed_calls and call is self.resumed_calls[0] and self.run.calling == call.id:
-            return (
-                f"the run was interrupted while the tool {call.name!r} (call {call.id}) ran; it is not "
-                "idempotent, so it was not run again (mark it @tool(idempotent=True) if repeating it is safe)"
-            )
-        self.run = runs.mark_calling(self.run, call.id)
+        if call.id in self.resumed and call.id in self.run.calling:
+            return interrupted_reason((call,))
+        self.run = runs.mark_calling(self.run, (call.id,))
         await store_calling(self.deps, self.recorder, self.run)
         return None
 
-    def _skip(self, calls: Sequence[ToolCall], reason: str) -> None:
+    async def before_calls(self, calls: Sequence[ToolCall]) -> str | None:
+        """Make calls safe to start at once: say why they must not (side effects that may have run), or record them.
+
+        Idempotent tools need nothing. Non-idempotent ones are recorded on the run (`calling`), all
+        in one write, before any starts; a resumed run that finds a pending call recorded so cannot
+        know whether it ran, and does not run it again.
+        """
+        tools = self.tools
+        risky = [call for call in calls if not tools.is_idempotent(call.name)]
+        if not risky:
+            return None
+        calling = self.run.calling
+        interrupted = [call for call in risky if call.id in self.resumed and call.id in calling]
+        if interrupted:
+            return interrupted_reason(interrupted)
+        self.run = runs.mark_calling(self.run, tuple(call.id for call in risky))
+        await store_calling(self.deps, self.recorder, self.run)
+        return None
+
+    def skip(self, calls: Sequence[ToolCall], reason: str) -> None:
+        """Answer calls that will not be made (the model's turn must stay whole for the provider)."""
         for call in calls:
             self.messages.append(Message(role="tool", content=reason, tool_call_id=call.id, name=call.name))
 
-    def _cancel_requested(self) -> bool:
+    def cancel_requested(self) -> bool:
+        """Whether the run is to cancel (at this step boundary)."""
         # no read per step: a cancel reaches the lease keeper (at once from this process, with the
         # next lease renewal from another)
         return self.run.cancel_requested or self.deps.leases.is_cancelled(self.run.id)
@@ -409,5 +444,6 @@ class RunExecution:
         except Exception:
             logger.warning("session_save_failed", exc_info=True)
 
-    def _end(self, status: RunStatus, reason: str) -> Run:
+    def end(self, status: RunStatus, reason: str) -> Run:
+        """The run ended with this status, for this reason (not yet stored)."""
         return runs.end(self.run, status, now=self.deps.clock.now(), reason=reason)

@@ -2,7 +2,7 @@
 
 import asyncio
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import timedelta
 
 import structlog
@@ -27,7 +27,8 @@ class LeaseKeeper:
     stops being renewed, its lease lapses and the sweeper marks it `expired`.
 
     It also knows which held runs are to cancel: a cancel made in this process is marked at once
-    (`mark_cancelled`), one made in another process arrives with the next renewal.
+    (`mark_cancelled`), one made in another process arrives with the next renewal. A run whose tool
+    calls run at once is told the moment its cancel arrives (`on_cancel`), so it stops them all.
 
     A renewal that fails (the store is down) is tried again soon, with a backoff capped well below the
     interval, rather than a whole interval later: once the store is back, the leases are renewed
@@ -58,6 +59,8 @@ class LeaseKeeper:
         # executions holding each run here: a stalled one and its successor may overlap in one process
         self._held: dict[RunId, int] = {}
         self._cancelled: set[RunId] = set()
+        # what to call when a held run's cancel arrives (a run whose batch of tool calls is running)
+        self._stops: dict[RunId, Callable[[], None]] = {}
         # (run, attempt) -> monotonic time until which that attempt certainly holds the lease
         self._sure: dict[tuple[RunId, int], float] = {}
         self._late_s = 0.0  # how late renewals landed lately (decaying): renewals come that much sooner
@@ -77,13 +80,30 @@ class LeaseKeeper:
             return
         self._held.pop(run_id, None)
         self._cancelled.discard(run_id)
+        self._stops.pop(run_id, None)
         for key in [key for key in self._sure if key[0] == run_id]:
             del self._sure[key]
 
     def mark_cancelled(self, run_id: RunId) -> None:
-        """Remember that a held run is to cancel at its next step boundary."""
+        """Remember that a held run is to cancel at its next step boundary (or at once, see `on_cancel`)."""
         if run_id in self._held:
+            self._cancel([run_id])
+
+    def on_cancel(self, run_id: RunId, stop: Callable[[], None] | None) -> None:
+        """Call `stop` as soon as the run's cancel arrives, until it is set to None (one per run)."""
+        if stop is None:
+            self._stops.pop(run_id, None)
+        else:
+            self._stops[run_id] = stop
+
+    def _cancel(self, run_ids: Iterable[RunId]) -> None:
+        for run_id in run_ids:
+            if run_id in self._cancelled:
+                continue
             self._cancelled.add(run_id)
+            stop = self._stops.pop(run_id, None)
+            if stop is not None:
+                stop()
 
     def is_cancelled(self, run_id: RunId) -> bool:
         """Whether the run is to cancel."""
@@ -128,7 +148,7 @@ class LeaseKeeper:
             raise StaleAttempt(f"run {run.id} is {where}; attempt {run.attempt} lost its lease")
         if run.id in self._held:
             self._sure[key] = max(self._sure.get(key, _UNSURE), sent + self._lease_s)
-            self._cancelled.update(cancelled)
+            self._cancel(run_id for run_id in cancelled if run_id in self._held)
 
     def stored(self, run: Run, *, since: float) -> None:
         """A fenced write of this attempt (refused had another attempt owned the run) stored a fresh lease.
@@ -165,7 +185,7 @@ class LeaseKeeper:
             if failures:
                 logger.info("lease_renewal_recovered", runs=len(held), failures=failures)
             failures = 0
-            self._cancelled.update(run_id for run_id in cancelled if run_id in self._held)
+            self._cancel(run_id for run_id in cancelled if run_id in self._held)
             self._renewed(held, sent=sent, landed=landed)
             # the next one an interval after this one was sent, sooner by how late renewals land
             self._late_s = max(landed - due, self._late_s / 2, 0.0)

@@ -17,7 +17,8 @@ class AgentLoop:
     Rules:
     - The conversation is the system prompt, the session's history, then the goal; tool output
       goes only into tool-role messages, never into the system prompt.
-    - Tool calls of one turn run one after another, in the order the model gave them.
+    - Tool calls of one turn run at once, at most TOOL_CONCURRENCY of a run (`ToolBatch`), with
+      barriers at sequential and terminal tools; the model reads their results in its order.
     - Every LLM call and every tool call is recorded as a step, handed to the step pipeline, which
       stores and shows it off the run's path. A run's final status is written only once its trace
       is stored (the pipeline flushed); a run whose trace could not be stored does not end
@@ -26,14 +27,16 @@ class AgentLoop:
       through a store outage, with backoff, for up to `store_retry_s`, while the lease keeper keeps
       the run's lease; StaleAttempt stops them at once.
     - Limits: max steps, repeated calls and token budget (the pure policy), the run timeout, each
-      tool's timeout (the registry), and cancel, honoured at every step boundary.
+      tool's timeout (the registry), and cancel, honoured at every step boundary and, for a turn's
+      calls running at once, the moment it arrives (they are all stopped).
     - Every execution claims the run under a new attempt (a compare-and-set: two executors never
       both hold it). A run that was already running (its executor died, or handed it back) is
       resumed: the conversation is rebuilt from its stored steps (`replay`), no stored LLM response
       is asked for again, and a tool call without a stored result is made again only if the tool
       is idempotent; a non-idempotent call that may have started ends the run `failed`, saying why.
-    - Before a non-idempotent tool starts, the trace is flushed and the call recorded on the run
-      (`calling`), so whoever resumes it knows whether the call may have run.
+    - Before non-idempotent tools start, the trace is flushed and their calls recorded on the run
+      (`calling`, all those starting at once in one write), so whoever resumes it knows which may
+      have run.
     - The final status is persisted whatever happens. When the task is cancelled (the process is
       stopping), the run is handed back instead: its trace stored and its lease given up, so another
       executor (or this service, restarted) resumes it at once. A run that cannot store its outcome

@@ -4,6 +4,10 @@ A run whose executor died is taken over by another one, which must go on exactly
 ends: no LLM call whose response is stored is made again, no tool call whose result is stored is
 run again. Replaying each stored response through the same pure policy gives back the decisions
 the dead executor took (reminders included), so the rebuilt conversation is the one it had.
+
+The calls of one turn run at once, so any of them may lack a stored result when the executor died:
+the resumed run finishes that turn, making only the calls without one (`pending`), and feeds the
+model every result in the order it asked for them.
 """
 
 from collections.abc import Sequence
@@ -12,10 +16,12 @@ import msgspec
 
 from agentkit.application.agent.config import STRUCTURED_OUTPUT_REMINDER
 from agentkit.application.tools.registry import ToolRegistry
+from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import Message, ToolCall, Usage
 from agentkit.domain.policy import CallTools, Finish, LoopLimits, LoopState, Remind, Stop, decide
 from agentkit.domain.run import RunStatus
 from agentkit.domain.steps import Step, ToolStep
+from agentkit.domain.tools import ToolResult
 
 
 class Answered(msgspec.Struct, frozen=True, kw_only=True):
@@ -40,6 +46,8 @@ class ResumePoint(msgspec.Struct, kw_only=True):
         usage: Tokens spent by the stored LLM calls.
         cost_usd: What the stored LLM calls cost (None: no price known for any).
         pending: The calls of the last stored turn that have no stored result, in order.
+        turn: Every call of that turn, in order (set with `pending`): the turn to finish.
+        stored: The stored results of that turn's other calls, by call id.
         pending_turn_step: The step number of the LLM step that made the pending calls.
         outcome: Set when the stored steps already decided the run's end (an answer, or a stop).
     """
@@ -49,6 +57,8 @@ class ResumePoint(msgspec.Struct, kw_only=True):
     last_step_no: int = 0
     usage: Usage = Usage()
     pending: tuple[ToolCall, ...] = ()
+    turn: tuple[ToolCall, ...] = ()
+    stored: dict[ToolCallId, ToolResult] = {}
     pending_turn_step: int = 0
     outcome: Answered | Stop | None = None
     cost_usd: float | None = None
@@ -59,8 +69,8 @@ def replay(opening: Sequence[Message], steps: Sequence[Step], limits: LoopLimits
 
     A failed LLM call (a step with an error) stored no response: it is made again. Steps come ordered
     by step number; a turn's tool steps follow its LLM step (call ids are matched within the turn,
-    since some servers reuse them across turns). The first call of a turn without a stored result,
-    and those after it, are `pending`.
+    since some servers reuse them across turns). The calls of the last turn without a stored
+    result are `pending`.
     """
     point = ResumePoint(messages=list(opening), state=LoopState())
     if any(step.redacted for step in steps):
@@ -120,15 +130,30 @@ def replay(opening: Sequence[Message], steps: Sequence[Step], limits: LoopLimits
 
 
 def _replay_calls(point: ResumePoint, turn: CallTools, results: dict[str, ToolStep], tools: ToolRegistry) -> None:
-    """Append the stored results of a turn's calls; the first call without one and those after it are pending."""
+    """Append the stored results of a turn's calls in the model's order; or, when some have none, leave the turn open.
+
+    A successful call of a terminal tool answers the run (it runs alone, after the calls before
+    it: those have their results). Otherwise the calls without a stored result are pending, and
+    the turn's results go to the conversation once the resumed run has them all.
+    """
     for index, call in enumerate(turn.calls):
-        stored = results.get(call.id)
-        if stored is None:
-            point.pending = turn.calls[index:]
-            return
-        result = stored.result
-        point.messages.append(Message(role="tool", content=result.model_text(), tool_call_id=call.id, name=call.name))
+        step = results.get(call.id)
         item = tools.get(call.name)
-        if result.ok and item is not None and item.terminal:
-            point.outcome = Answered(answer=result.output, output=result.value)
+        if step is not None and step.result.ok and item is not None and item.terminal:
+            _append_results(point, turn.calls[: index + 1], results)
+            point.outcome = Answered(answer=step.result.output, output=step.result.value)
             return
+    pending = tuple(call for call in turn.calls if call.id not in results)
+    if pending:
+        point.pending, point.turn = pending, turn.calls
+        point.stored = {call.id: results[call.id].result for call in turn.calls if call.id in results}
+        return
+    _append_results(point, turn.calls, results)
+
+
+def _append_results(point: ResumePoint, calls: Sequence[ToolCall], results: dict[str, ToolStep]) -> None:
+    for call in calls:
+        step = results.get(call.id)
+        if step is not None:
+            text = step.result.model_text()
+            point.messages.append(Message(role="tool", content=text, tool_call_id=call.id, name=call.name))

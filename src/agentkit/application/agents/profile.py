@@ -77,6 +77,8 @@ class AgentProfile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         provider: The LLM provider (default LLM_PROVIDER); keys still come from the environment.
         model: The model (default LLM_MODEL, or the provider's default when the provider differs).
         limits: Its own limits.
+        parallel_tool_calls: Whether its model may ask for several tool calls in one turn (sent as
+            OpenAI's `parallel_tool_calls`); unset: LLM_PARALLEL_TOOL_CALLS, else the provider's default.
     """
 
     description: str = ""
@@ -88,6 +90,7 @@ class AgentProfile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     provider: str | None = None
     model: str | None = None
     limits: AgentLimits = AgentLimits()
+    parallel_tool_calls: bool | None = None
 
 
 class AgentsFile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -108,5 +111,8 @@ def profile_version(profile: AgentProfile, servers: dict[str, McpServerSpec]) ->
     Environment values named as `${NAME}` enter as their names, never as the secrets they hold.
     """
     used = {name: servers[name] for name in profile.mcp_servers if name in servers}
-    canonical = msgspec.json.encode({"profile": profile, "mcp_servers": used}, order="sorted")
+    described = msgspec.to_builtins(profile)
+    if profile.parallel_tool_calls is None:
+        del described["parallel_tool_calls"]  # added later: unset, it leaves the profiles' versions as they were
+    canonical = msgspec.json.encode({"profile": described, "mcp_servers": used}, order="sorted")
     return hashlib.sha256(canonical).hexdigest()[:16]

@@ -48,6 +48,13 @@ def final_result_tool(output: type[msgspec.Struct] | dict[str, Any]) -> Tool[...
         value = struct_type(**values)
         return msgspec.to_builtins(value) if as_plain else value
 
+    # our own code building a value: it stays in this process, whatever TOOL_ISOLATION says
     return Tool(
-        final_result, name=FINAL_RESULT, description=_DESCRIPTION, terminal=True, idempotent=True, signature=signature
+        final_result,
+        name=FINAL_RESULT,
+        description=_DESCRIPTION,
+        terminal=True,
+        idempotent=True,
+        isolation="thread",
+        signature=signature,
     )

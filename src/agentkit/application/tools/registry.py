@@ -9,15 +9,19 @@ from typing import Any
 import msgspec
 
 from agentkit.application.errors import ToolRegistrationError
+from agentkit.application.ports.tool_sandbox import FunctionRef, ToolRaised, ToolSandbox, ToolStopped
 from agentkit.application.tools.context import ContextProvider, ToolContext, for_call
 from agentkit.application.tools.errors import ToolError
-from agentkit.application.tools.tool import Tool
+from agentkit.application.tools.slots import CallSlots
+from agentkit.application.tools.tool import Isolation, Tool, function_ref
 from agentkit.application.tools.within import TimeLimitPassed, call_within
 from agentkit.domain.messages import ToolCall
 from agentkit.domain.tools import ToolResult, ToolSchema
 
 BuildContext = Callable[[ToolContext], ToolContext]
 AnyTool = Tool[..., Any]
+# calls at once in a process, over all its runs, unless the registry is given its own bound
+DEFAULT_PROCESS_CONCURRENCY = 64
 
 
 class ToolRegistry:
@@ -25,8 +29,11 @@ class ToolRegistry:
 
     `execute()` turns every failure into a ToolResult the model can read: an unknown tool,
     arguments that do not validate, a timeout, any exception, and output over the size limit
-    (truncated and marked). Sync tools run in a worker thread so they never block the loop; a
-    sync tool that hangs past its timeout is abandoned, though its thread runs on until it returns.
+    (truncated and marked). Async tools run on the event loop and are cancelled at their timeout.
+    Sync tools run where their `isolation` (or the registry's `sync_isolation`) says: in a worker
+    thread, so they never block the loop (one that hangs past its timeout is abandoned, though its
+    thread runs on until it returns), or in a worker process of the `sandbox`, killed at its
+    timeout. At most `slots.limit` calls run at once in the process, whatever their run.
 
     Args:
         tools: Tools to register now.
@@ -35,6 +42,12 @@ class ToolRegistry:
         context_providers: `@context_provider` functions, each building the ToolContext subclass it
             supplies from the base context; a tool asking for a context type that no provider
             supplies is refused at registration.
+        sandbox: The worker processes that isolated tools run in (None: such a call is a tool error
+            saying there are none).
+        sync_isolation: Where sync tools that do not choose run (TOOL_ISOLATION); with `process`,
+            each must be importable by name (refused at registration otherwise).
+        slots: The bound on calls at once in this process (TOOL_CONCURRENCY_PER_PROCESS), shared by
+            the registries made from this one; a bound of DEFAULT_PROCESS_CONCURRENCY by default.
     """
 
     def __init__(
@@ -44,11 +57,19 @@ class ToolRegistry:
         default_timeout_s: float = 30.0,
         output_max_chars: int = 8000,
         context_providers: Iterable[ContextProvider[Any]] = (),
+        sandbox: ToolSandbox | None = None,
+        sync_isolation: Isolation = "thread",
+        slots: CallSlots | None = None,
     ) -> None:
         self._tools: dict[str, AnyTool] = {}
         self._schemas: tuple[ToolSchema, ...] = ()
         self._default_timeout_s = default_timeout_s
         self._output_max_chars = output_max_chars
+        self._sandbox = sandbox
+        self._sync_isolation: Isolation = sync_isolation
+        self._slots = CallSlots(DEFAULT_PROCESS_CONCURRENCY) if slots is None else slots
+        # the isolated tools' functions by the names a worker process imports them by
+        self._targets: dict[str, FunctionRef] = {}
         self._providers: dict[type[ToolContext], ContextProvider[Any]] = {}
         for provider in context_providers:
             if provider.supplies in self._providers:
@@ -61,7 +82,8 @@ class ToolRegistry:
         """Add a tool.
 
         Raises:
-            ToolRegistrationError: the name is taken, or its context type cannot be supplied.
+            ToolRegistrationError: the name is taken, its context type cannot be supplied, or it must
+                run in a worker process and cannot be imported there by name.
         """
         if not isinstance(item, Tool):
             raise ToolRegistrationError(f"{item!r} is not a tool; decorate it with @tool")
@@ -72,20 +94,33 @@ class ToolRegistry:
                 f"tool {item.name!r} asks for {item.context_type.__name__}, which this runtime cannot supply; "
                 "register a context provider for it (a @context_provider function returning it)"
             )
+        if not item.is_async and (item.isolation or self._sync_isolation) == "process":
+            why = "isolation='process'" if item.isolation else "TOOL_ISOLATION=process (or @tool(isolation='thread'))"
+            self._targets[item.name] = function_ref(item, why)
         self._tools[item.name] = item
         self._schemas = (*self._schemas, item.schema)
 
     def with_tools(self, extra: Iterable[AnyTool]) -> "ToolRegistry":
         """A copy of this registry with more tools (for a run's own `final_result` tool)."""
-        copy = ToolRegistry(
-            self._tools.values(),
+        return self._copy([*self._tools.values(), *extra])
+
+    def with_sandbox(self, sandbox: ToolSandbox) -> "ToolRegistry":
+        """A copy of this registry whose isolated tools run in `sandbox` (the library's container gives it one)."""
+        copy = self._copy(self._tools.values())
+        copy._sandbox = sandbox
+        return copy
+
+    def _copy(self, tools: Iterable[AnyTool]) -> "ToolRegistry":
+        """A registry of these tools with this one's limits, context providers, processes and bound."""
+        return ToolRegistry(
+            tools,
             default_timeout_s=self._default_timeout_s,
             output_max_chars=self._output_max_chars,
             context_providers=self._providers.values(),
+            sandbox=self._sandbox,
+            sync_isolation=self._sync_isolation,
+            slots=self._slots,
         )
-        for item in extra:
-            copy.register(item)
-        return copy
 
     def select(
         self,
@@ -114,12 +149,7 @@ class ToolRegistry:
         chosen = [*kept, *extra]
         if terminal is not None:
             chosen = [_with_terminal(item, item.name in terminal) for item in chosen]
-        return ToolRegistry(
-            chosen,
-            default_timeout_s=self._default_timeout_s,
-            output_max_chars=self._output_max_chars,
-            context_providers=self._providers.values(),
-        )
+        return self._copy(chosen)
 
     def get(self, name: str) -> AnyTool | None:
         """The tool with this name, or None."""
@@ -134,6 +164,15 @@ class ToolRegistry:
         """Whether every call of this tool waits for a person's approval."""
         item = self._tools.get(name)
         return item is not None and item.requires_approval
+
+    def is_barrier(self, name: str) -> bool:
+        """Whether a call of this tool runs alone among its turn's calls: a sequential tool, or one ending the run."""
+        item = self._tools.get(name)
+        return item is not None and (item.sequential or item.terminal)
+
+    def runs_in_process(self, name: str) -> bool:
+        """Whether a call of this tool runs in a worker process."""
+        return name in self._targets
 
     def names(self) -> list[str]:
         """Registered tool names, in registration order."""
@@ -167,9 +206,14 @@ class ToolRegistry:
             provider = self._provider_for(item.context_type)
             kwargs[item.context_param] = provider(context) if provider is not None else context
         timeout = item.timeout_s or self._default_timeout_s
+        slots = self._slots
+        if not slots.take_now():
+            await slots.take()
         try:
             if item.is_async:
                 value = await call_within(item.fn(**kwargs), timeout)
+            elif call.name in self._targets:
+                value = await self._in_process(call.name, kwargs, timeout)
             else:
                 value = await call_within(asyncio.to_thread(item.fn, **kwargs), timeout)
         except TimeLimitPassed:
@@ -178,9 +222,23 @@ class ToolRegistry:
             return _failure(f"tool {call.name!r} failed: TimeoutError: {exc}", started)
         except ToolError as exc:
             return _failure(str(exc), started)
+        except ToolStopped as exc:
+            if exc.timed_out:
+                return _failure(f"tool {call.name!r} timed out after {timeout:g} s; its process was stopped", started)
+            return _failure(f"tool {call.name!r} was stopped: {exc}", started)
+        except ToolRaised as exc:
+            return _failure(f"tool {call.name!r} failed: {exc.type_name}: {exc}", started)
         except Exception as exc:
             return _failure(f"tool {call.name!r} failed: {type(exc).__name__}: {exc}", started)
+        finally:
+            slots.give()
         return self._success(value, started)
+
+    async def _in_process(self, name: str, kwargs: dict[str, Any], timeout_s: float) -> Any:
+        """The tool's function called in a worker process (killed at the timeout: the sandbox keeps it)."""
+        if self._sandbox is None:
+            raise ToolError(f"tool {name!r} runs in a worker process, and this runtime has no process pool")
+        return await self._sandbox.call(self._targets[name], kwargs, timeout_s=timeout_s)
 
     def outside_result(self, output: str) -> ToolResult:
         """The result of a call answered from outside (a client tool's output), cut to the same limit as any tool's."""

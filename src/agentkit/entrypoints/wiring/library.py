@@ -2,11 +2,12 @@
 
 from collections.abc import Sequence
 
-from dishka import AsyncContainer, Provider, Scope
+from dishka import AsyncContainer, Provider, Scope, provide
 
 from agentkit.application.agent import AgentConfig
 from agentkit.application.observation import RunObservers
 from agentkit.application.ports.llm_client import LLMClient
+from agentkit.application.ports.tool_sandbox import ToolSandbox
 from agentkit.application.ports.trace_sink import TraceSink
 from agentkit.application.tools.registry import ToolRegistry
 from agentkit.entrypoints.wiring.container import make_container
@@ -23,11 +24,16 @@ class _CallerProvider(Provider):
 
     def __init__(self, llm: LLMClient, registry: ToolRegistry, config: AgentConfig) -> None:
         super().__init__()
+        self._registry = registry
         self.provide(lambda: llm, provides=LLMClient, scope=Scope.APP)
-        self.provide(lambda: registry, provides=ToolRegistry, scope=Scope.APP)
         self.provide(lambda: config, provides=AgentConfig, scope=Scope.APP)
         # no API to follow a run's events, no /metrics, no webhooks: nobody to tell of runs and steps
         self.provide(lambda: RunObservers([]), provides=RunObservers, scope=Scope.APP)
+
+    @provide(scope=Scope.APP)
+    def registry(self, sandbox: ToolSandbox) -> ToolRegistry:
+        """The caller's tools; those that run in worker processes run in this container's (closed with it)."""
+        return self._registry.with_sandbox(sandbox)
 
 
 def library_container(

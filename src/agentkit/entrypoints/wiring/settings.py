@@ -129,6 +129,23 @@ class ToolSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     agentkit_tool_modules: tuple[str, ...] = ()
     tool_timeout_s: PositiveFloat = 30.0
     tool_output_max_chars: PositiveInt = 8000
+    # The tool calls of one model turn run at once: at most this many of one run's, and at most
+    # TOOL_CONCURRENCY_PER_PROCESS over all the runs of a process; the others wait their turn.
+    tool_concurrency: PositiveInt = 8
+    tool_concurrency_per_process: PositiveInt = 64
+    # Where sync tools run that do not choose (@tool(isolation=...)): thread, in this process (one that
+    # overruns its timeout is abandoned but runs on); process, in a pool of worker processes killed at
+    # the timeout, under the limits below and without this process's environment.
+    tool_isolation: Literal["thread", "process"] = "thread"
+    # Worker processes at most (started as calls need them), each one call at a time.
+    tool_process_pool_size: PositiveInt = 8
+    # A worker's address space (RLIMIT_AS) and the CPU seconds one call may use (RLIMIT_CPU, whole
+    # seconds; unset: the call's timeout).
+    tool_process_memory_mb: PositiveInt = 1024
+    tool_process_cpu_s: PositiveFloat | None = None
+    # Variables of this process's environment the workers get, beside PATH, HOME, the locale and the
+    # temporary folder (comma-separated names): the service's secrets stay out.
+    tool_process_env: tuple[str, ...] = ()
     file_tool_base_dir: str = "./data/files"
     file_tool_max_bytes: PositiveInt = 1_000_000
     sql_row_limit: PositiveInt = 100
@@ -225,7 +242,9 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
 _VARIABLES: dict[str, str] = {
     field.encode_name: section for section, kind in _SECTIONS.items() for field in msgspec.structs.fields(kind)
 }
-_LIST_FIELDS = frozenset({"API_KEYS", "AGENTKIT_TOOL_MODULES", "FORWARDED_ALLOW_IPS", "TRACE_REDACT_FIELDS"})
+_LIST_FIELDS = frozenset(
+    {"API_KEYS", "AGENTKIT_TOOL_MODULES", "FORWARDED_ALLOW_IPS", "TRACE_REDACT_FIELDS", "TOOL_PROCESS_ENV"}
+)
 
 
 def load_settings(environ: Mapping[str, str], **overrides: Any) -> Settings:

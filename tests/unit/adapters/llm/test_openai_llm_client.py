@@ -69,6 +69,14 @@ async def test_plain_text_and_the_request_the_sdk_sent() -> None:
     }
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+async def test_parallel_tool_calls_is_sent_only_when_set(parallel: bool) -> None:
+    # unset (the test above), the request leaves the field out and the provider's default holds
+    _, transport = await chat_once(reply("openai", "text"), llm_parallel_tool_calls=parallel)
+
+    assert transport.bodies()[0]["parallel_tool_calls"] is parallel
+
+
 async def test_no_tools_means_no_tools_field_and_no_tool_choice() -> None:
     transport = ReplayTransport([reply("openai", "text")])
     client = openai_client(transport)
@@ -76,6 +84,7 @@ async def test_no_tools_means_no_tools_field_and_no_tool_choice() -> None:
     await client.aclose()
     assert "tools" not in transport.bodies()[0]
     assert "tool_choice" not in transport.bodies()[0]
+    assert "parallel_tool_calls" not in transport.bodies()[0]
     assert "temperature" not in transport.bodies()[0]
 
 

@@ -38,7 +38,12 @@ class ToolResultView(msgspec.Struct, kw_only=True):
 
 
 class StepView(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """One step of a trace: an LLM call (`kind=llm`) or a tool call (`kind=tool`)."""
+    """One step of a trace: an LLM call (`kind=llm`) or a tool call (`kind=tool`).
+
+    `created_at` is when the step ended. A tool call also says when it started (`started_at`):
+    the calls of one model turn run at once, so their times overlap, and their steps are numbered
+    in the order they ended.
+    """
 
     step_no: int
     kind: Literal["llm", "tool"]
@@ -59,6 +64,7 @@ class StepView(msgspec.Struct, kw_only=True, omit_defaults=True):
     call_id: str | None = None
     arguments: dict[str, Any] | None = None
     result: ToolResultView | None = None
+    started_at: datetime | None = None
 
 
 def step_view(step: Step) -> StepView:
@@ -106,4 +112,5 @@ def step_view(step: Step) -> StepView:
         call_id=step.call_id,
         arguments=step.arguments,
         result=ToolResultView(ok=result.ok, output=result.output, error=result.error, truncated=result.truncated),
+        started_at=step.started_at,
     )

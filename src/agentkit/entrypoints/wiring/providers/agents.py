@@ -41,10 +41,13 @@ class McpServers(msgspec.Struct, frozen=True, kw_only=True):
     connections: dict[str, ToolSource]
 
 
-class AgentLLMs(msgspec.Struct, frozen=True, kw_only=True):
-    """The agents' models by (provider, model); the service's own model is not among them."""
+LLMKey = tuple[str, str, bool | None]
 
-    clients: dict[tuple[str, str], LLMClient]
+
+class AgentLLMs(msgspec.Struct, frozen=True, kw_only=True):
+    """The agents' models by (provider, model, parallel tool calls); the service's own model is not among them."""
+
+    clients: dict[LLMKey, LLMClient]
 
 
 def checked_agents(settings: Settings, tools: ToolRegistry) -> CheckedAgents:
@@ -145,16 +148,18 @@ class AgentsProvider(Provider):
 
     @provide
     async def agent_llms(self, agents: CheckedAgents, settings: Settings) -> AsyncIterator[AgentLLMs]:
-        """A client for each (provider, model) an agent names beside the service's own; closed on exit."""
-        clients: dict[tuple[str, str], LLMClient] = {}
+        """A client for each model (provider, name, parallel calls) the agents add to the service's; closed on exit."""
+        clients: dict[LLMKey, LLMClient] = {}
         try:
             for name, profile in agents.file.agents.items():
                 key = _llm_key(profile, settings)
                 if key is None or key in clients:
                     continue
-                provider, model = key
+                provider, model, parallel = key
                 try:
-                    config = msgspec.structs.replace(settings.llm, llm_provider=provider, llm_model=model)
+                    config = msgspec.structs.replace(
+                        settings.llm, llm_provider=provider, llm_model=model, llm_parallel_tool_calls=parallel
+                    )
                     clients[key] = build_llm_client(config)
                 except ConfigurationError as exc:
                     raise ConfigurationError(f"AGENTS_FILE {agents.path}: agent {name!r}: provider: {exc}") from None
@@ -195,12 +200,13 @@ class AgentsProvider(Provider):
         return AgentCatalog(setups)
 
 
-def _llm_key(profile: AgentProfile, settings: Settings) -> tuple[str, str] | None:
-    """(provider, model) when the profile names another model than the service's, else None."""
+def _llm_key(profile: AgentProfile, settings: Settings) -> LLMKey | None:
+    """(provider, model, parallel tool calls) when the profile asks for another model than the service's, else None."""
     own = settings.llm
     provider = (profile.provider or own.llm_provider).strip().lower()
     same_provider = provider == own.llm_provider.strip().lower()
     model = profile.model if profile.model is not None else (own.llm_model if same_provider else "")
-    if same_provider and model == own.llm_model:
+    parallel = own.llm_parallel_tool_calls if profile.parallel_tool_calls is None else profile.parallel_tool_calls
+    if same_provider and model == own.llm_model and parallel == own.llm_parallel_tool_calls:
         return None
-    return provider, model
+    return provider, model, parallel

@@ -100,6 +100,7 @@ class CoreProvider(Provider):
             lease_s=loop.run_lease_s,
             store_retry_s=loop.run_store_retry_s,
             approval_ttl_s=loop.approval_ttl_s,
+            tool_concurrency=settings.tools.tool_concurrency,
         )
 
     @provide(scope=Scope.APP)

@@ -9,12 +9,15 @@ from agentkit.adapters.demo import PostgresDemoSeeder
 from agentkit.adapters.tools import BuiltinToolsConfig, SearchConfig, build_builtin_tools
 from agentkit.adapters.tools.calculator import CalculatorLimits
 from agentkit.adapters.tools.http_fetch import FetchLimits
+from agentkit.adapters.tools.processes import ProcessPoolConfig, ProcessToolSandbox
 from agentkit.adapters.tools.sql_readonly import AsyncpgReadOnlyQueryRunner
 from agentkit.application.errors import ConfigurationError
 from agentkit.application.ports.demo_seeder import DemoSeeder
+from agentkit.application.ports.tool_sandbox import ToolSandbox
 from agentkit.application.tools.availability import ToolAvailability
 from agentkit.application.tools.discovery import context_providers_in, import_tool_modules, load_entry_points, tools_in
 from agentkit.application.tools.registry import ToolRegistry
+from agentkit.application.tools.slots import CallSlots
 from agentkit.application.tools.tool import Tool
 from agentkit.entrypoints.wiring.locations import demo_reader_dsn, demo_seed_config
 from agentkit.entrypoints.wiring.settings import Settings, ToolSettings
@@ -79,16 +82,34 @@ class ToolsProvider(Provider):
             await runner.aclose()
 
     @provide
+    async def sandbox(self, settings: Settings) -> AsyncIterator[ToolSandbox]:
+        """The worker processes isolated tools run in (none started until a call needs one), killed on exit."""
+        tools = settings.tools
+        sandbox = ProcessToolSandbox(
+            ProcessPoolConfig(
+                size=tools.tool_process_pool_size,
+                memory_mb=tools.tool_process_memory_mb,
+                cpu_s=tools.tool_process_cpu_s,
+                env=tools.tool_process_env,
+            )
+        )
+        try:
+            yield sandbox
+        finally:
+            await sandbox.aclose()
+
+    @provide
     def builtin_tools(self, settings: Settings, runner: SqlRunner) -> BuiltinTools:
         """calculator, sql_readonly, read_file, http_fetch and web_search."""
         return BuiltinTools(tuple(build_builtin_tools(builtin_tools_config(settings.tools), sql_runner=runner.runner)))
 
     @provide
-    def registry(self, settings: Settings, builtin: BuiltinTools) -> ToolRegistry:
+    def registry(self, settings: Settings, builtin: BuiltinTools, sandbox: ToolSandbox) -> ToolRegistry:
         """Built-in tools, then AGENTKIT_TOOL_MODULES, then the `agentkit.tools` entry points.
 
         Their context providers come along, so a tool asking for a ToolContext subclass is served
-        (and one whose context nobody supplies is refused here, at start-up).
+        (and one whose context nobody supplies is refused here, at start-up, as is a tool that must
+        run in a worker process and cannot be imported there by name).
         """
         tools = settings.tools
         offered = [*import_tool_modules(tools.agentkit_tool_modules), *load_entry_points()]
@@ -97,6 +118,9 @@ class ToolsProvider(Provider):
             default_timeout_s=tools.tool_timeout_s,
             output_max_chars=tools.tool_output_max_chars,
             context_providers=[provider for obj in offered for provider in context_providers_in(obj)],
+            sandbox=sandbox,
+            sync_isolation=tools.tool_isolation,
+            slots=CallSlots(tools.tool_concurrency_per_process),
         )
 
     @provide
