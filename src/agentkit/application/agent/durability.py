@@ -17,6 +17,7 @@ from agentkit.application.agent.recorder import StepRecorder
 from agentkit.application.backoff import until_stored
 from agentkit.application.errors import StaleAttempt, StoreUnavailable
 from agentkit.domain import run as runs
+from agentkit.domain.ids import ToolCallId
 from agentkit.domain.run import Run, RunStatus
 
 logger = structlog.get_logger(__name__)
@@ -63,39 +64,47 @@ async def store_start(deps: LoopDeps, run: Run) -> Run:
         raise
 
 
-async def store_calling(deps: LoopDeps, recorder: StepRecorder, run: Run) -> None:
-    """Store the trace so far, then the run with the non-idempotent call it is about to make, and a fresh lease.
+async def store_calling(deps: LoopDeps, recorder: StepRecorder, run: Run, calls: tuple[ToolCallId, ...]) -> Run:
+    """Store the trace so far, then the run with the non-idempotent calls it is about to make and a fresh
+    lease; return the run as stored.
 
-    The trace first: a resumed run must find the results of the calls before this one, or it could
-    not tell this call's missing result from theirs. A trace the sink already refused steps of is
+    The trace first: a resumed run must find the results of the calls before these, or it could
+    not tell these calls' missing results from theirs. A trace the sink already refused steps of is
     not waited for: that run cannot end `succeeded` whatever happens (its trace has a gap). Nor is
     a trace kept in this process's memory: a run is resumed from it only in this process, whose
     readers deliver the pipeline's queue first, and the queue dies with the process as it does.
 
+    The lease goes with it: the run as the executor holds it carries its claim's, long past on a
+    run that went on for more than a lease, and the save would hand it to the sweeper. The save is
+    fenced, so it renews the lease only while this attempt holds it.
+
     Raises:
-        StoreUnavailable: not stored within `store_retry_s`; the call is not made.
+        StoreUnavailable: not stored within `store_retry_s`; the calls are not made.
         StaleAttempt: another executor owns the run now.
     """
-    clock = deps.clock
-    deadline = clock.monotonic() + deps.config.store_retry_s
+    clock, leases = deps.clock, deps.leases
     if not deps.pipeline.trace.local:  # a trace in this process's memory dies with it as the queue does
+        deadline = clock.monotonic() + deps.config.store_retry_s
         await deps.pipeline.deliver()  # the run's steps so far reach the trace (and its refusals are counted)
         if not recorder.gaps:
             await retried(deps, lambda: recorder.flush_durable(deadline), "trace", deadline)
-
-    async def write() -> None:
-        # a fresh lease with it: the run as the executor holds it carries its claim's, long past on a
-        # run that went on for more than a lease, and the save would hand it to the sweeper. The save
-        # is fenced, so it renews the lease only while this attempt holds it.
-        since, now = clock.monotonic(), clock.now()
-        leased = msgspec.structs.replace(run, heartbeat_at=now, expires_at=now + timedelta(seconds=deps.config.lease_s))
-        await deps.runs.save(leased)
-        deps.leases.stored(leased, since=since)
-
+    since, now = clock.monotonic(), clock.now()
+    leased = msgspec.structs.replace(run, calling=calls, heartbeat_at=now, expires_at=now + leases.lease)
     try:
-        await write()  # the common case: stored at the first try, no retry loop set up
+        await deps.runs.save(leased)  # the common case: stored at the first try, no retry loop set up
     except StoreUnavailable:
-        await retried(deps, write, "run_calling", deadline)
+        leased = await retried(
+            deps, lambda: _store_leased(deps, run, calls), "run_calling", clock.monotonic() + deps.config.store_retry_s
+        )
+    leases.stored(leased, since=since)
+    return leased
+
+
+async def _store_leased(deps: LoopDeps, run: Run, calls: tuple[ToolCallId, ...]) -> Run:
+    now = deps.clock.now()
+    leased = msgspec.structs.replace(run, calling=calls, heartbeat_at=now, expires_at=now + deps.leases.lease)
+    await deps.runs.save(leased)
+    return leased
 
 
 async def keep_lease(deps: LoopDeps, run: Run) -> None:

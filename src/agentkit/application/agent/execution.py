@@ -400,8 +400,7 @@ class RunExecution:
             return None
         if call.id in self.resumed and call.id in self.run.calling:
             return interrupted_reason((call,))
-        self.run = runs.mark_calling(self.run, (call.id,))
-        await store_calling(self.deps, self.recorder, self.run)
+        self.run = await store_calling(self.deps, self.recorder, self.run, (call.id,))
         return None
 
     async def before_calls(self, calls: Sequence[ToolCall]) -> str | None:
@@ -419,8 +418,7 @@ class RunExecution:
         interrupted = [call for call in risky if call.id in self.resumed and call.id in calling]
         if interrupted:
             return interrupted_reason(interrupted)
-        self.run = runs.mark_calling(self.run, tuple(call.id for call in risky))
-        await store_calling(self.deps, self.recorder, self.run)
+        self.run = await store_calling(self.deps, self.recorder, self.run, tuple(call.id for call in risky))
         return None
 
     def skip(self, calls: Sequence[ToolCall], reason: str) -> None:

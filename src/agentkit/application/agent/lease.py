@@ -66,6 +66,11 @@ class LeaseKeeper:
         self._late_s = 0.0  # how late renewals landed lately (decaying): renewals come that much sooner
         self._task: asyncio.Task[None] | None = None
 
+    @property
+    def lease(self) -> timedelta:
+        """How long a lease lasts (RUN_LEASE_S)."""
+        return self._lease
+
     def hold(self, run_id: RunId) -> None:
         """Keep renewing this run's lease until it is released."""
         self._held[run_id] = self._held.get(run_id, 0) + 1
