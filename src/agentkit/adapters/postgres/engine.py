@@ -15,7 +15,12 @@ _decoder = msgspec.json.Decoder()
 _JSON_NUL: Final = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")
 
 
-def _to_json(value: Any) -> str:
+def to_json(value: Any) -> str:
+    """The JSON text a JSONB column stores for `value` (a Struct too), NUL characters as U+FFFD.
+
+    The engine's serializer, and what a statement sent through asyncpg directly passes for a JSONB
+    argument (the codec SQLAlchemy installs on each connection takes the text).
+    """
     # msgspec encodes Structs directly, so adapters hand JSONB columns a Struct, not a dict copy of it.
     text = _encoder.encode(value).decode()
     if "\\u0000" in text:
@@ -66,7 +71,7 @@ def create_engine(
         max_overflow=max_overflow,
         pool_timeout=pool_timeout_s,
         pool_recycle=1800,
-        json_serializer=_to_json,
+        json_serializer=to_json,
         json_deserializer=_from_json,
         connect_args={"timeout": connect_timeout_s, "command_timeout": statement_timeout_s},
     )
