@@ -47,7 +47,9 @@ def create_engine(
 
     No pre-ping on checkout: it would add a round trip to every trace write. A connection the
     server dropped is noticed on use, invalidated, and replaced by the pool (SQLAlchemy then also
-    recycles the connections pooled before it, which died with the same server).
+    recycles the connections pooled before it, which died with the same server). The statements
+    sent through asyncpg directly (`driver`) check a connection at checkout instead, for free: one
+    whose server said goodbye (a restart) is replaced before it costs a call.
 
     The three bounds are what keeps a hung server (frozen, or a network that drops packets) from
     hanging every caller with it; each failure surfaces as StoreUnavailable through `store_outage`.
