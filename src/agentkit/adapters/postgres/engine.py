@@ -15,7 +15,12 @@ _decoder = msgspec.json.Decoder()
 _JSON_NUL: Final = re.compile(r"(?<!\\)((?:\\\\)*)\\u0000")
 
 
-def _to_json(value: Any) -> str:
+def to_json(value: Any) -> str:
+    """The JSON text a JSONB column stores for `value` (a Struct too), NUL characters as U+FFFD.
+
+    The engine's serializer, and what a statement sent through asyncpg directly passes for a JSONB
+    argument (the codec SQLAlchemy installs on each connection takes the text).
+    """
     # msgspec encodes Structs directly, so adapters hand JSONB columns a Struct, not a dict copy of it.
     text = _encoder.encode(value).decode()
     if "\\u0000" in text:
@@ -42,7 +47,9 @@ def create_engine(
 
     No pre-ping on checkout: it would add a round trip to every trace write. A connection the
     server dropped is noticed on use, invalidated, and replaced by the pool (SQLAlchemy then also
-    recycles the connections pooled before it, which died with the same server).
+    recycles the connections pooled before it, which died with the same server). The statements
+    sent through asyncpg directly (`driver`) check a connection at checkout instead, for free: one
+    whose server said goodbye (a restart) is replaced before it costs a call.
 
     The three bounds are what keeps a hung server (frozen, or a network that drops packets) from
     hanging every caller with it; each failure surfaces as StoreUnavailable through `store_outage`.
@@ -66,7 +73,7 @@ def create_engine(
         max_overflow=max_overflow,
         pool_timeout=pool_timeout_s,
         pool_recycle=1800,
-        json_serializer=_to_json,
+        json_serializer=to_json,
         json_deserializer=_from_json,
         connect_args={"timeout": connect_timeout_s, "command_timeout": statement_timeout_s},
     )

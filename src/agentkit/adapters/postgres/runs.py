@@ -5,13 +5,22 @@ from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import Any, Concatenate, Final, ParamSpec, TypeVar
 
-from sqlalchemy import bindparam, delete, func, literal, or_, select, tuple_, update
-from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.exc import IntegrityError
+import asyncpg  # type: ignore[import-untyped]
+from sqlalchemy import bindparam, delete, literal, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agentkit.adapters.outage import OutageWatch, store_outage
-from agentkit.adapters.postgres.mapping import is_uuid, row_to_run, run_to_row
+from agentkit.adapters.postgres.driver import driver_connection
+from agentkit.adapters.postgres.mapping import is_uuid, row_to_run
+from agentkit.adapters.postgres.run_sql import (
+    CLAIM_RUN,
+    GET_RUN,
+    GET_RUN_BY_KEY,
+    INSERT_RUN,
+    RUN_FENCE,
+    SAVE_RUN,
+    run_arguments,
+)
 from agentkit.adapters.postgres.tables import runs
 from agentkit.application.errors import IdempotencyConflict, StaleAttempt, StoreUnavailable
 from agentkit.application.ports.run_repository import LapsedCursor, RunRepository
@@ -24,29 +33,8 @@ R = TypeVar("R")
 _guarded = store_outage("PostgreSQL")
 # runs an executor takes, renews and loses (a paused run has no executor: its expiry is an answer's deadline)
 _EXECUTABLE: Final = (RunStatus.PENDING.value, RunStatus.RUNNING.value)
-# runs a write may still change
-_OPEN: Final = (*_EXECUTABLE, RunStatus.REQUIRES_ACTION.value)
 _IDEMPOTENCY_INDEX: Final = "uq_runs_owner_idempotency_key"
 _PRUNE_BATCH: Final = 1000
-
-
-def _build_upsert() -> Any:
-    # Built once, executed with parameters: SQLAlchemy compiles it a single time.
-    stmt = insert(runs)
-    kept = ("id", "cancel_requested")
-    replaced = {col.name: stmt.excluded[col.name] for col in runs.c if col.name not in kept}
-    return stmt.on_conflict_do_update(
-        index_elements=[runs.c.id],
-        # A cancel that arrived while the executor worked must survive the executor's next save.
-        set_={**replaced, "cancel_requested": runs.c.cancel_requested | stmt.excluded.cancel_requested},
-        # Fencing: a write from an older attempt changes nothing, nor does one that would move a run
-        # out of the terminal status something else (the sweeper) gave it.
-        where=(runs.c.attempt <= stmt.excluded.attempt)
-        & (runs.c.status.in_(_OPEN) | (runs.c.status == stmt.excluded.status)),
-    ).returning(runs.c.id)
-
-
-_UPSERT: Final = _build_upsert()
 _EXPIRE: Final = (
     update(runs)
     .where(runs.c.id == bindparam("run_id"))
@@ -94,7 +82,9 @@ class SqlaRunRepository(RunRepository):
     """Runs in the `runs` table. Every method is one short transaction of its own.
 
     A method that sends one statement sends it in autocommit mode: PostgreSQL makes a single
-    statement atomic by itself, and the BEGIN and COMMIT round trips would double its cost.
+    statement atomic by itself, and the BEGIN and COMMIT round trips would double its cost. The
+    statements every run makes (add, get, claim, save: `run_sql`) go to asyncpg directly, on a
+    connection of the engine's pool (see `driver`); the others are SQLAlchemy Core.
 
     Every method raises StoreUnavailable when PostgreSQL cannot serve (see `agentkit.adapters.outage`),
     and tells `watch` what it saw: a lease that lapsed while the database was unreachable is not
@@ -114,10 +104,10 @@ class SqlaRunRepository(RunRepository):
     async def add(self, run: Run) -> None:
         """Insert a new run; a second run of the owner with the same idempotency key is refused."""
         try:
-            async with self._single.connect() as conn:
-                await conn.execute(runs.insert(), run_to_row(run))
-        except IntegrityError as exc:
-            if _IDEMPOTENCY_INDEX in str(exc.orig):
+            async with driver_connection(self._engine) as conn:
+                await conn.execute(INSERT_RUN, *run_arguments(run))
+        except asyncpg.UniqueViolationError as exc:
+            if exc.constraint_name == _IDEMPOTENCY_INDEX:
                 raise IdempotencyConflict(f"idempotency key {run.idempotency_key!r} is already in use") from None
             raise
 
@@ -126,34 +116,31 @@ class SqlaRunRepository(RunRepository):
         """The run, or None (also for an id that is not a UUID)."""
         if not is_uuid(run_id):
             return None
-        async with self._single.connect() as conn:
-            row = (await conn.execute(select(runs).where(runs.c.id == run_id))).mappings().first()
+        async with driver_connection(self._engine) as conn:
+            row = await conn.fetchrow(GET_RUN, run_id)
         return None if row is None else row_to_run(row)
 
     @_postgres
     async def get_by_idempotency_key(self, owner: OwnerId, key: str) -> Run | None:
         """The owner's run created with this key, or None."""
-        query = select(runs).where(runs.c.owner == owner, runs.c.idempotency_key == key)
-        async with self._single.connect() as conn:
-            row = (await conn.execute(query)).mappings().first()
+        async with driver_connection(self._engine) as conn:
+            row = await conn.fetchrow(GET_RUN_BY_KEY, owner, key)
         return None if row is None else row_to_run(row)
 
     @_postgres
     async def save(self, run: Run) -> None:
         """Write this version of the run unless a newer attempt owns it (then raise StaleAttempt)."""
         try:
-            async with self._single.connect() as conn:
-                written = (await conn.execute(_UPSERT, run_to_row(run))).first()
-                if written is None:
-                    query = select(runs.c.attempt, runs.c.status).where(runs.c.id == run.id)
-                    attempt, status = (await conn.execute(query)).one()
-                    raise StaleAttempt(
-                        f"run {run.id} is {status} under attempt {attempt}; attempt {run.attempt} cannot write it"
-                    )
-        except IntegrityError as exc:
-            if _IDEMPOTENCY_INDEX in str(exc.orig):
+            async with driver_connection(self._engine) as conn:
+                if await conn.fetchval(SAVE_RUN, *run_arguments(run)) is not None:
+                    return
+                fence = await conn.fetchrow(RUN_FENCE, run.id)
+        except asyncpg.UniqueViolationError as exc:
+            if exc.constraint_name == _IDEMPOTENCY_INDEX:
                 raise IdempotencyConflict(f"idempotency key {run.idempotency_key!r} is already in use") from None
             raise
+        held = "gone" if fence is None else f"{fence['status']} under attempt {fence['attempt']}"
+        raise StaleAttempt(f"run {run.id} is {held}; attempt {run.attempt} cannot write it")
 
     @_postgres
     async def claim(self, run_id: RunId, *, attempt: int, now: datetime, until: datetime) -> Run | None:
@@ -164,29 +151,8 @@ class SqlaRunRepository(RunRepository):
         """
         if not is_uuid(run_id):
             return None
-        query = (
-            update(runs)
-            .where(
-                runs.c.id == run_id,
-                runs.c.attempt == attempt,
-                # the domain's `claimable`: pending, or running with its lease lapsed
-                or_(
-                    runs.c.status == RunStatus.PENDING.value,
-                    (runs.c.status == RunStatus.RUNNING.value)
-                    & or_(runs.c.expires_at.is_(None), runs.c.expires_at <= now),
-                ),
-            )
-            .values(
-                status=RunStatus.RUNNING.value,
-                attempt=runs.c.attempt + 1,
-                started_at=func.coalesce(runs.c.started_at, now),
-                heartbeat_at=now,
-                expires_at=until,
-            )
-            .returning(*runs.c)
-        )
-        async with self._single.connect() as conn:
-            row = (await conn.execute(query)).mappings().first()
+        async with driver_connection(self._engine) as conn:
+            row = await conn.fetchrow(CLAIM_RUN, run_id, attempt, now, until)
         return None if row is None else row_to_run(row)
 
     @_postgres

@@ -10,12 +10,13 @@ from typing import Any, Final
 import msgspec
 import structlog
 from sqlalchemy import select
-from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from agentkit.adapters.outage import is_outage, store_outage
-from agentkit.adapters.postgres.mapping import is_uuid, message_rows, row_to_step, step_to_row, tool_set_rows
+from agentkit.adapters.postgres.driver import driver_connection
+from agentkit.adapters.postgres.mapping import is_uuid, row_to_step
 from agentkit.adapters.postgres.tables import run_messages, run_tool_sets, steps
+from agentkit.adapters.postgres.trace_sql import WRITE_BATCH, StepValues, batch_arguments, step_values
 from agentkit.application.backoff import Backoff, Sleep
 from agentkit.application.ports.prompt_reader import PromptReader
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
@@ -26,30 +27,20 @@ from agentkit.domain.tools import ToolSchema
 
 _log = structlog.get_logger(__name__)
 _postgres = store_outage("PostgreSQL")
-# Built once: SQLAlchemy then reuses its cache key and compiled form on every write. Each row carries
-# an id given when it was queued, so a batch written again after a timeout (the first try may have
-# landed, only its answer lost) adds nothing twice.
-_INSERT_STEPS: Final = insert(steps).on_conflict_do_nothing(index_elements=[steps.c.id])
-# A message (or tool set) is stored by the first step that sent it; written again, it adds nothing.
-_INSERT_MESSAGES: Final = insert(run_messages).on_conflict_do_nothing(
-    index_elements=[run_messages.c.run_id, run_messages.c.seq]
-)
-_INSERT_TOOL_SETS: Final = insert(run_tool_sets).on_conflict_do_nothing(
-    index_elements=[run_tool_sets.c.run_id, run_tool_sets.c.digest]
-)
 _READ_FLUSH_S: Final = 1.0
 
-Row = tuple[Step, dict[str, Any]]
+Row = tuple[Step, StepValues]
 
 
 class SqlaTraceSink(TraceSink, TraceReader, PromptReader):
     """Writes steps to `steps` in batches; a batch is retried until it is stored.
 
     `record` queues the step and returns at once; one writer task inserts everything queued in
-    one autocommitted statement. An idle sink so writes a step the moment it comes, and under load
-    the steps of many runs share a round trip instead of queueing for connections. `flush` waits
-    until what was recorded before it is stored: the loop calls it before it stores a run's final
-    status, so a run is seen to end only once its trace is complete.
+    one autocommitted statement (`trace_sql`: the steps, and the messages and tool sets they were
+    the first to send), through asyncpg directly (see `driver`). An idle sink so writes a step the
+    moment it comes, and under load the steps of many runs share a round trip instead of queueing
+    for connections. `flush` waits until what was recorded before it is stored: the loop calls it
+    before it stores a run's final status, so a run is seen to end only once its trace is complete.
 
     A batch that fails because the store is unavailable (down, restarting, frozen, too slow:
     `write_timeout_s`) is retried with backoff, in order, until it is written; nothing is dropped
@@ -59,7 +50,7 @@ class SqlaTraceSink(TraceSink, TraceReader, PromptReader):
     run's steps; a run waits for its trace only at its end.
 
     Args:
-        engine: The shared engine; the sink uses it in autocommit mode (no BEGIN/COMMIT round trips).
+        engine: The shared engine; the sink writes in autocommit mode (no BEGIN/COMMIT round trips).
         write_timeout_s: The longest one try of a batch may take, waiting for a connection included;
             a try that takes longer is retried.
         max_batch: The most steps one statement carries.
@@ -76,8 +67,7 @@ class SqlaTraceSink(TraceSink, TraceReader, PromptReader):
         backoff: Backoff | None = None,
         sleep: Sleep = asyncio.sleep,
     ) -> None:
-        self._writer = engine.execution_options(isolation_level="AUTOCOMMIT")
-        self._reader = engine
+        self._engine = engine
         self._timeout_s = write_timeout_s
         self._max_batch = max_batch
         self._backoff = backoff or Backoff(first_s=0.05, cap_s=2.0)
@@ -107,9 +97,9 @@ class SqlaTraceSink(TraceSink, TraceReader, PromptReader):
         self._start()
 
     def _queue_step(self, step: Step) -> None:
-        row = step_to_row(step)
-        row["id"] = str(uuid.uuid4())
-        self._queue.append((step, row))  # the step keeps what it sent (`sent`) until it is written
+        # the row's id is given here, once: a batch written again after a timeout (the first try may
+        # have landed, only its answer lost) adds nothing twice
+        self._queue.append((step, step_values(step, str(uuid.uuid4()))))  # the step keeps what it sent until written
         self._queued += 1
 
     def _start(self) -> None:
@@ -163,15 +153,8 @@ class SqlaTraceSink(TraceSink, TraceReader, PromptReader):
         retry = 0
         while True:
             try:
-                async with asyncio.timeout(self._timeout_s), self._writer.connect() as conn:
-                    # what the steps sent first: a step read back always finds its messages
-                    messages = [row for step, _ in batch for row in message_rows(step)]
-                    if messages:
-                        await conn.execute(_INSERT_MESSAGES, messages)
-                    tool_sets = [row for step, _ in batch for row in tool_set_rows(step)]
-                    if tool_sets:
-                        await conn.execute(_INSERT_TOOL_SETS, tool_sets)
-                    await conn.execute(_INSERT_STEPS, [row for _, row in batch])
+                async with asyncio.timeout(self._timeout_s), driver_connection(self._engine) as conn:
+                    await conn.execute(WRITE_BATCH, *batch_arguments(batch))
                 if retry:
                     _log.info("trace_write_recovered", steps=len(batch), retries=retry)
                 return
@@ -218,7 +201,7 @@ class SqlaTraceSink(TraceSink, TraceReader, PromptReader):
             async with asyncio.timeout(_READ_FLUSH_S):
                 await self.flush()
         query = select(steps).where(steps.c.run_id == run_id).order_by(steps.c.step_no, steps.c.created_at)
-        async with self._reader.connect() as conn:
+        async with self._engine.connect() as conn:
             rows = (await conn.execute(query)).mappings().all()
         return [row_to_step(row) for row in rows]
 
@@ -232,7 +215,7 @@ class SqlaTraceSink(TraceSink, TraceReader, PromptReader):
                 await self.flush()
         message_query = select(run_messages).where(run_messages.c.run_id == run_id).order_by(run_messages.c.seq)
         tool_query = select(run_tool_sets).where(run_tool_sets.c.run_id == run_id)
-        async with self._reader.connect() as conn:
+        async with self._engine.connect() as conn:
             message_rows_ = (await conn.execute(message_query)).mappings().all()
             tool_rows = (await conn.execute(tool_query)).mappings().all()
         return RunPrompts(
