@@ -47,7 +47,7 @@ def test_every_way_of_cutting_the_text_lets_no_part_of_a_secret_out() -> None:
 
 def test_what_was_held_back_is_dropped_once_the_step_is_logged() -> None:
     guard = FragmentGuard(PromptPolicy(secrets=(SECRET,)))
-    assert sent(guard, ["short"]) == ""  # all of it could still be the start of a secret: held
+    assert sent(guard, ["what comes next is sk-se"]) == "what comes next is "  # the start of a secret: held
 
     guard.step_logged(RUN, 1)
 
@@ -64,6 +64,12 @@ def test_without_payloads_no_fragment_carries_content_and_redacted_fields_keep_a
     assert fields.admit(RUN, piece) is None
     assert fields.admit(RUN, text("hello")) == text("hello")
     assert no_payloads.admit(RUN, DeltaEvent(step_no=2, kind="retry")) == DeltaEvent(step_no=2, kind="retry")
+
+
+def test_text_that_begins_no_secret_goes_out_at_once() -> None:
+    guard = FragmentGuard(PromptPolicy(secrets=(SECRET,)))
+
+    assert sent(guard, ["The", " sum", " is 5."]) == "The sum is 5."
 
 
 def test_with_nothing_to_hide_every_fragment_goes_as_it_came() -> None:

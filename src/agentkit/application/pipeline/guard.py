@@ -5,10 +5,9 @@ each rule has its fragment form:
 - without payloads (TRACE_PAYLOADS=false) no fragment carries content: followers get the steps only;
 - with redacted fields, a call's argument pieces cannot be redacted by key until the call is whole:
   they are not sent (the step brings the arguments, redacted);
-- a secret may arrive cut across fragments: the text of a part is scrubbed as a whole, and the end
-  that could still be the start of a secret (at most the longest secret's length, less one, and any
-  whole secret reaching into it) is held back until more comes; once the step is logged what was
-  held is dropped, for the step has it all.
+- a secret may arrive cut across fragments: the text of a part is scrubbed as a whole, and an end
+  that is the beginning of a secret (and any whole secret reaching into it) is held back until more
+  comes and tells; once the step is logged what was held is dropped, for the step has it all.
 """
 
 from typing import Final
@@ -26,7 +25,6 @@ class FragmentGuard:
     def __init__(self, policy: PromptPolicy) -> None:
         self._policy = policy
         self._secrets = policy.secrets
-        self._hold = max((len(secret) for secret in policy.secrets), default=1) - 1
         # what was held back of each part, by (run, step, kind, index)
         self._held: dict[tuple[RunId, int, str, int], str] = {}
 
@@ -69,9 +67,14 @@ class FragmentGuard:
             self._forget(run_id, step_no)
 
     def _cut(self, text: str) -> int:
-        """Where the part of `text` that may go out now ends: before its last `hold` characters, and
-        before any secret that reaches into them (a secret is never cut in two)."""
-        cut = max(len(text) - self._hold, 0)
+        """Where the part of `text` that may go out now ends: before an end that begins a secret, and
+        before any whole secret that reaches past that point (a secret is never cut in two)."""
+        cut = len(text)
+        for secret in self._secrets:
+            for length in range(min(len(secret) - 1, len(text)), 0, -1):
+                if text.endswith(secret[:length]):
+                    cut = min(cut, len(text) - length)
+                    break
         moved = True
         while moved:  # a whole secret across the cut is held whole (and the cut checked again)
             moved = False
