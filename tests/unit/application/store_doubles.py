@@ -123,8 +123,12 @@ class FlakyFlushTraceSink(InMemoryTraceSink):
         return False
 
 
-async def eventually(condition: Callable[[], bool], *, timeout_s: float = 30.0) -> None:
-    """Let other tasks run until `condition()` holds (generous: the machine may be loaded)."""
+async def eventually(condition: Callable[[], bool], *, timeout_s: float = 30.0, every_s: float = 0.005) -> None:
+    """Let other tasks run until `condition()` holds (generous: the machine may be loaded).
+
+    `every_s=0` looks again at every turn of the event loop: for a condition a task passes quickly on
+    its way elsewhere (a retry loop on a fake clock runs hundreds of tries in 5 ms).
+    """
     async with asyncio.timeout(timeout_s):
         while not condition():  # noqa: ASYNC110 - polls counters the doubles bump, with a generous timeout
-            await asyncio.sleep(0.005)
+            await asyncio.sleep(every_s)

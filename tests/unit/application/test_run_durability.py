@@ -195,7 +195,7 @@ async def test_stopping_while_the_store_is_down_gives_up_after_one_bounded_try()
     repo.refuse_final = True
     h, sleeper = harness(repo)
     task = asyncio.create_task(h.run("2 + 3?"))
-    await eventually(lambda: repo.refused >= 3)
+    await eventually(lambda: repo.refused >= 3, every_s=0)
     slept_before = sum(sleeper.waits)
 
     task.cancel()
@@ -213,7 +213,7 @@ async def test_stopping_as_the_store_comes_back_stores_the_result_not_an_interru
     repo.refuse_final = True
     h, _ = harness(repo)
     task = asyncio.create_task(h.run("2 + 3?"))
-    await eventually(lambda: repo.refused >= 2)
+    await eventually(lambda: repo.refused >= 2, every_s=0)
 
     repo.refuse_final = False
     task.cancel()
