@@ -34,7 +34,6 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.errors import (
     InvalidParamsError,
-    InvalidRequestError,
     TaskNotCancelableError,
     UnsupportedOperationError,
 )
@@ -67,24 +66,26 @@ class AgentKitRequestHandler(RequestHandler):
     Rules:
     - SendMessage without a taskId starts a run of this agent: the goal is the message's text, the
       session is its contextId (a new one when it has none), a push notification config's URL is the
-      run's callback_url. It answers when the run is at rest (ended, or waiting on input) or after
-      RESPONSE_TIMEOUT_S (then WORKING: poll GetTask); `returnImmediately` answers at once.
+      run's callback_url. It answers when the run is at rest (ended, or waiting on input), as A2A's
+      blocking send must; `returnImmediately` answers at once. The wait is bounded (`blocking_wait_s`:
+      the run's time limit and a margin) only so that a run stuck in a queue cannot hold it forever.
     - SendMessage with the taskId of a task in INPUT_REQUIRED answers its pending calls (see
-      `messages`); any other task takes no message (its run ended, or goes on by itself).
+      `messages`); any other task takes no message (UnsupportedOperation: its run ended, or goes on
+      by itself).
     - Streaming sends the task, then its status changes, the answer's text as it is written
       (artifact `answer`, appended) and, at the end, the whole answer (artifact `answer`, replaced),
       until the run is at rest.
     - Everything is the caller's key's: another key's task does not exist (TaskNotFound).
     """
 
-    def __init__(self, *, agent: str, response_timeout_s: float, webhooks: bool) -> None:
+    def __init__(self, *, agent: str, blocking_wait_s: float, webhooks: bool) -> None:
         self._agent = agent
-        self._response_timeout_s = response_timeout_s
+        self._blocking_wait_s = blocking_wait_s
         self._webhooks = webhooks
 
     async def on_message_send(self, params: SendMessageRequest, context: ServerCallContext) -> Task | Message:
         """Start a run, or answer the calls a run waits on; the task once at rest (or after the wait)."""
-        wait_s = 0.0 if params.configuration.return_immediately else self._response_timeout_s
+        wait_s = 0.0 if params.configuration.return_immediately else self._blocking_wait_s
         history = _history_length(params)
         with as_a2a_errors():
             container, owner = _caller(context)
@@ -155,9 +156,12 @@ class AgentKitRequestHandler(RequestHandler):
         """Cancel the run; a running one stops at its next step (read again once it did, or after a while)."""
         with as_a2a_errors():
             container, owner = _caller(context)
+            run = await (await container.get(WaitForRun)).execute(_run_id(params.id), owner, wait_s=0.0)
+            if run.is_terminal:  # a cancelled run too: A2A cancels a task once
+                raise TaskNotCancelableError(message=f"task {run.id} ended {run.status.value}")
             try:
-                run = await (await container.get(CancelRun)).execute(_run_id(params.id), owner)
-            except RunConflict as exc:
+                run = await (await container.get(CancelRun)).execute(run.id, owner)
+            except RunConflict as exc:  # it ended meanwhile
                 raise TaskNotCancelableError(message=str(exc)) from None
             if not run.is_at_rest:
                 run = await (await container.get(WaitForRun)).execute(run.id, owner, wait_s=CANCEL_WAIT_S)
@@ -240,7 +244,7 @@ class AgentKitRequestHandler(RequestHandler):
         run_id = _run_id(message.task_id)
         run = await (await container.get(WaitForRun)).execute(run_id, owner, wait_s=0.0)
         if run.status is not RunStatus.REQUIRES_ACTION:
-            raise InvalidRequestError(
+            raise UnsupportedOperationError(
                 message=f"task {run.id} is {run.status.value} and takes no message; send a new message (without "
                 "taskId, with its contextId to continue the conversation)"
             )

@@ -9,7 +9,7 @@
   `AgentKitRequestHandler` with the caller's owner id and the request's dishka container.
 """
 
-from typing import Any, cast
+from typing import Annotated, Any, cast
 
 from a2a.server.context import ServerCallContext
 from a2a.server.request_handlers.response_helpers import agent_card_to_dict
@@ -19,6 +19,7 @@ from dishka.integrations.litestar import FromDishka, inject
 from litestar import Request, Response, asgi, get
 from litestar.exceptions import ClientException, NotFoundException
 from litestar.handlers import ASGIRouteHandler, HTTPRouteHandler
+from litestar.params import PathParameter
 from litestar.types import Receive, Scope, Send
 from starlette.requests import Request as StarletteRequest
 from starlette.responses import JSONResponse
@@ -49,7 +50,7 @@ def a2a_routes(config: ApiConfig) -> list[HTTPRouteHandler | ASGIRouteHandler]:
     """The cards and each configured agent's JSON-RPC endpoint."""
     dispatchers = {
         name: JsonRpcDispatcher(
-            AgentKitRequestHandler(agent=name, response_timeout_s=config.response_timeout_s, webhooks=config.webhooks),
+            AgentKitRequestHandler(agent=name, blocking_wait_s=config.a2a_wait_s, webhooks=config.webhooks),
             context_builder=_CallContext(),
             enable_v0_3_compat=config.a2a_v03,
         )
@@ -70,7 +71,10 @@ def a2a_routes(config: ApiConfig) -> list[HTTPRouteHandler | ASGIRouteHandler]:
     @get(f"{PATH}/{{agent:str}}/.well-known/agent-card.json", include_in_schema=False)
     @inject
     async def card(
-        request: Request[Any, Any, Any], agent: str, agents: FromDishka[ListAgents], tools: FromDishka[AgentTools]
+        request: Request[Any, Any, Any],
+        agent: Annotated[str, PathParameter(description="The agent's name.")],
+        agents: FromDishka[ListAgents],
+        tools: FromDishka[AgentTools],
     ) -> Response[dict[str, Any]]:
         """An agent's card."""
         return await _card(request, agent, agents, tools, config)
