@@ -28,6 +28,7 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.errors import (
     JSON_RPC_ERROR_CODE_MAP,
+    InvalidParamsError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
@@ -356,6 +357,33 @@ async def test_a_v0_3_client_sends_gets_and_lists_on_the_same_endpoint(api_facto
     assert text_of(event.task) == "old and new"
     assert got.id == event.task.id
     assert (await api.get(f"/v1/runs/{got.id}", headers=headers())).json()["status"] == "succeeded"
+
+
+async def test_a_v0_3_client_streams_a_task_to_its_answer(api_factory: ApiFactory) -> None:
+    api = await api_factory(llm=StreamingLLM([text_turn("streamed| in| 0.3")]))
+    async with a2a_client(api, version="0.3", streaming=True) as a2a:
+        events = await asyncio.wait_for(collect(a2a.client.send_message(send("hello"))), WAIT_S)
+
+    assert events[0].task.status.state == TaskState.TASK_STATE_SUBMITTED
+    assert events[-1].status_update.status.state == TaskState.TASK_STATE_COMPLETED
+    final = [e.artifact_update for e in events if e.HasField("artifact_update")][-1]
+    assert final.artifact.parts[0].text == "streamed in 0.3"
+
+
+async def test_a_bad_context_id_or_an_oversized_body_is_refused_before_anything_is_stored(
+    api_factory: ApiFactory,
+) -> None:
+    api = await api_factory([answer("x")], max_body_bytes=4096)
+    async with a2a_client(api) as a2a:
+        with pytest.raises(InvalidParamsError, match="contextId"):
+            await collect(a2a.client.send_message(send("hi", context_id="no spaces/or slashes")))
+        with pytest.raises(InvalidParamsError, match="goal"):
+            await collect(a2a.client.send_message(send("   ")))
+        huge = await a2a.http.post(a2a.url + "/a2a/default", content=b"x" * 5000, headers={"A2A-Version": "1.0"})
+
+    assert huge.status_code == 413
+    assert huge.headers["content-type"].startswith("application/problem+json")
+    assert (await api.get("/v1/runs", headers=headers())).json()["runs"] == []
 
 
 async def test_errors_are_json_rpc_errors_never_a_500(api_factory: ApiFactory) -> None:

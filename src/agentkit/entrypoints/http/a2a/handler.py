@@ -7,6 +7,7 @@ executed by whichever process or queue worker takes it.
 """
 
 import datetime
+import re
 import uuid
 from collections.abc import AsyncGenerator
 from typing import Final
@@ -58,6 +59,8 @@ DEFAULT_PAGE: Final = 50  # A2A's default page of ListTasks
 MAX_A2A_PAGE: Final = min(100, MAX_PAGE)  # A2A's largest page
 CANCEL_WAIT_S: Final = 5.0  # a running run stops at its next step: CancelTask waits a little for it
 PUSH_CONFIG_ID: Final = "webhook"  # the one push notification config of a task: its run's callback_url
+# a context is a session: the ids /v1 takes for sessions, so either API can continue the other's
+_CONTEXT_ID: Final = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 
 
 class AgentKitRequestHandler(RequestHandler):
@@ -108,7 +111,7 @@ class AgentKitRequestHandler(RequestHandler):
                 run = (await self._submit(container, owner, params, stream=True, wait_s=0.0)).run
             follower = await (await container.get(FollowRun)).execute(run.id, owner)
         yield task_of(run, history_length=_history_length(params))
-        async for event in run_events(follower, since_pause=run.pauses if params.message.task_id else None):
+        async for event in run_events(follower, since=run if params.message.task_id else None):
             yield event
 
     async def on_get_task(self, params: GetTaskRequest, context: ServerCallContext) -> Task | None:
@@ -177,7 +180,7 @@ class AgentKitRequestHandler(RequestHandler):
         if follower.run.is_terminal:
             raise UnsupportedOperationError(message=f"task {params.id} ended: read it with GetTask")
         yield task_of(follower.run)
-        async for event in run_events(follower, since_pause=follower.run.pauses):
+        async for event in run_events(follower, since=follower.run):
             yield event
 
     async def on_create_task_push_notification_config(
@@ -226,6 +229,8 @@ class AgentKitRequestHandler(RequestHandler):
         if push.url and not self._webhooks:
             raise UnsupportedOperationError(message="push notifications are off: the server has no WEBHOOK_SECRET")
         context_id = params.message.context_id or f"a2a-{uuid.uuid4()}"
+        if not _CONTEXT_ID.fullmatch(context_id):
+            raise InvalidParamsError(message="contextId: 1 to 128 letters, digits and . _ : -")
         submit = await container.get(SubmitRun)
         return await submit.execute(
             CreateRunInput(

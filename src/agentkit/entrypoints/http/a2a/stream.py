@@ -11,25 +11,27 @@ from agentkit.domain.run import Run, RunStatus
 from agentkit.entrypoints.http.a2a.tasks import ANSWER_ARTIFACT, answer_artifact, status_update
 
 
-async def run_events(follower: RunFollower, *, since_pause: int | None = None) -> AsyncIterator[Event]:
+async def run_events(follower: RunFollower, *, since: Run | None = None) -> AsyncIterator[Event]:
     """The follower's events as A2A's, until the run is at rest (ended, or waiting on input).
 
     Args:
         follower: The run's events from its start.
-        since_pause: For a run that was just answered: its pause count then. The log holds the run
-            from its start; what came before the answer (up to the pause answered) is not sent again.
+        since: The run as the client was just shown it (the task sent first), when the run began
+            before this stream did (subscribed to, or just answered): the log holds the run from its
+            start, and nothing up to that state is sent again.
     """
-    last: RunStatus | None = None
-    catching_up = since_pause is not None
+    last = since.status if since is not None else None
+    catching_up = since is not None
     async for entry in follower:
         if entry is None:  # a keep-alive: nothing to send
             continue
         event = entry.event
         if isinstance(event, StatusEvent):
             run = event.run
-            if catching_up and not _after_answer(run, since_pause):
-                continue
-            catching_up = False
+            if catching_up:
+                catching_up = not _caught_up(run, since)
+                if catching_up:
+                    continue
             if run.status is RunStatus.SUCCEEDED:
                 yield _answer_update(run, answer_artifact(run), append=False, last_chunk=True)
             if run.status is not last:
@@ -42,9 +44,11 @@ async def run_events(follower: RunFollower, *, since_pause: int | None = None) -
             yield _answer_update(follower.run, fragment, append=True, last_chunk=False)
 
 
-def _after_answer(run: Run, pause: int | None) -> bool:
-    """Whether this state of the run comes after the pause that was answered."""
-    return pause is None or (run.pauses >= pause and run.status is not RunStatus.REQUIRES_ACTION) or run.pauses > pause
+def _caught_up(run: Run, shown: Run | None) -> bool:
+    """Whether this state of the run is the one the client was shown, or later."""
+    if shown is None or run.is_terminal or run.pauses > shown.pauses:
+        return True
+    return run.pauses == shown.pauses and run.attempt >= shown.attempt and run.status is shown.status
 
 
 def _answer_update(run: Run, artifact: Artifact, *, append: bool, last_chunk: bool) -> TaskArtifactUpdateEvent:
