@@ -6,6 +6,7 @@ Every task is a run: the tests read the same id back through /v1/runs.
 """
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -128,6 +129,32 @@ async def test_the_default_agents_card_names_its_endpoint_both_versions_its_skil
     assert raw["securitySchemes"]["ApiKey"]["in"] == "header"
     assert named == raw
     assert unknown.status_code == 404
+
+
+async def test_each_agent_profile_has_its_card_and_endpoint_and_its_tasks_are_its_runs(
+    api_factory: ApiFactory, tmp_path: Path
+) -> None:
+    agents = tmp_path / "agents.toml"
+    agents.write_text(
+        '[agents.support]\ndescription = "Answers weather questions."\ninstructions = "Be brief."\n'
+        'tools = ["lookup"]\n',
+        encoding="utf-8",
+    )
+    api = await api_factory([answer("sunny")], agents_file=str(agents))
+    async with a2a_client(api, agent_path="/a2a/support") as a2a:
+        [event] = await collect(a2a.client.send_message(send("weather in Paris?")))
+        default_card = (await a2a.http.get(a2a.url + "/.well-known/agent-card.json")).json()
+
+    card = a2a.card
+    assert (card.name, card.description) == ("support", "Answers weather questions.")
+    assert card.supported_interfaces[0].url == a2a.url + "/a2a/support"
+    assert [(skill.name, skill.description) for skill in card.skills] == [
+        ("support", "Answers weather questions."),
+        ("lookup", "Look up the weather of a city."),
+    ]
+    assert default_card["name"] == "default"
+    run = (await api.get(f"/v1/runs/{event.task.id}", headers=headers())).json()
+    assert (run["agent"], run["answer"]) == ("support", "sunny")
 
 
 async def test_a_blocking_send_answers_the_completed_task_which_is_the_run_of_the_same_id(
