@@ -177,6 +177,26 @@ async def test_a_blocking_send_answers_the_completed_task_which_is_the_run_of_th
         assert (got.status.state, text_of(got)) == (TaskState.TASK_STATE_COMPLETED, "2 + 3 = 5")
 
 
+async def test_a_message_sent_again_is_the_same_task_and_its_id_with_another_message_is_refused(
+    api_factory: ApiFactory,
+) -> None:
+    llm = StreamingLLM([text_turn("once")])
+    api = await api_factory(llm=llm)
+    async with a2a_client(api) as a2a:
+        request = send("do it once")
+        [first] = await collect(a2a.client.send_message(request))
+        [again] = await collect(a2a.client.send_message(request))  # a retry after a lost answer
+        other = send("something else")
+        other.message.message_id = request.message.message_id
+        with pytest.raises(InvalidParamsError, match="messageId"):
+            await collect(a2a.client.send_message(other))
+
+    assert again.task.id == first.task.id
+    assert text_of(again.task) == "once"
+    assert llm.streams + llm.chats == 1
+    assert len((await api.get("/v1/runs", headers=headers())).json()["runs"]) == 1
+
+
 async def test_a_message_in_the_same_context_continues_the_session_and_list_finds_the_contexts_tasks(
     api_factory: ApiFactory,
 ) -> None:

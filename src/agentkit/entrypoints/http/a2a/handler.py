@@ -7,6 +7,8 @@ executed by whichever process or queue worker takes it.
 """
 
 import datetime
+import hashlib
+import json
 import re
 import uuid
 from collections.abc import AsyncGenerator
@@ -39,8 +41,9 @@ from a2a.utils.errors import (
     UnsupportedOperationError,
 )
 from dishka import AsyncContainer
+from google.protobuf.json_format import MessageToDict
 
-from agentkit.application.errors import RunConflict, RunNotFound
+from agentkit.application.errors import IdempotencyMismatch, RunConflict, RunNotFound
 from agentkit.application.runs.answer_run import AnswerRun, RunAnswer
 from agentkit.application.runs.cancel_run import CancelRun
 from agentkit.application.runs.create_run import CreateRunInput
@@ -61,6 +64,7 @@ CANCEL_WAIT_S: Final = 5.0  # a running run stops at its next step: CancelTask w
 PUSH_CONFIG_ID: Final = "webhook"  # the one push notification config of a task: its run's callback_url
 # a context is a session: the ids /v1 takes for sessions, so either API can continue the other's
 _CONTEXT_ID: Final = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+_MESSAGE_ID: Final = re.compile(r"[!-~]{1,200}")  # what an idempotency key may be (visible ASCII), prefixed
 
 
 class AgentKitRequestHandler(RequestHandler):
@@ -78,6 +82,8 @@ class AgentKitRequestHandler(RequestHandler):
     - Streaming sends the task, then its status changes, the answer's text as it is written
       (artifact `answer`, appended) and, at the end, the whole answer (artifact `answer`, replaced),
       until the run is at rest.
+    - A message sent again (the same messageId and message) is the same task: its id is the run's
+      idempotency key; the same id with another message is refused (InvalidParams).
     - Everything is the caller's key's: another key's task does not exist (TaskNotFound).
     """
 
@@ -231,18 +237,27 @@ class AgentKitRequestHandler(RequestHandler):
         context_id = params.message.context_id or f"a2a-{uuid.uuid4()}"
         if not _CONTEXT_ID.fullmatch(context_id):
             raise InvalidParamsError(message="contextId: 1 to 128 letters, digits and . _ : -")
+        key, fingerprint = _idempotency(params, self._agent)
         submit = await container.get(SubmitRun)
-        return await submit.execute(
-            CreateRunInput(
-                owner=owner,
-                goal=goal,
-                session_id=SessionId(context_id),
-                agent=self._agent,
-                callback_url=push.url or None,
-                stream=stream,
-            ),
-            wait_s=wait_s,
-        )
+        try:
+            return await submit.execute(
+                CreateRunInput(
+                    owner=owner,
+                    goal=goal,
+                    session_id=SessionId(context_id),
+                    agent=self._agent,
+                    callback_url=push.url or None,
+                    stream=stream,
+                    idempotency_key=key,
+                    request_fingerprint=fingerprint,
+                ),
+                wait_s=wait_s,
+            )
+        except IdempotencyMismatch:
+            raise InvalidParamsError(
+                message=f"messageId {params.message.message_id!r} came before with another message: "
+                "give each message an id of its own"
+            ) from None
 
     async def _answer(self, container: AsyncContainer, owner: OwnerId, message: Message) -> Run:
         """Give the run the message's answers; the run as it then stands."""
@@ -291,6 +306,20 @@ def _run_id(raw: str) -> RunId:
         return RunId(str(uuid.UUID(raw)))
     except ValueError:
         raise RunNotFound(f"no task with id {raw[:100]!r}") from None
+
+
+def _idempotency(params: SendMessageRequest, agent: str) -> tuple[str | None, str | None]:
+    """The message's id as the run's idempotency key, and a digest of what it asks, as its fingerprint.
+
+    A2A's message ids are the sender's, unique per message: a message sent again (a retry after a lost
+    answer) is the same task, not a second run. Ids that are no idempotency key (too long, not visible
+    ASCII) give none.
+    """
+    message_id = params.message.message_id
+    if not _MESSAGE_ID.fullmatch(message_id):
+        return None, None
+    asked = [agent, MessageToDict(params.message), params.configuration.task_push_notification_config.url]
+    return f"a2a:{message_id}", hashlib.sha256(json.dumps(asked, sort_keys=True).encode()).hexdigest()
 
 
 def _history_length(params: SendMessageRequest) -> int | None:
