@@ -30,6 +30,7 @@ from a2a.types.a2a_pb2 import (
 from a2a.utils.errors import (
     JSON_RPC_ERROR_CODE_MAP,
     InvalidParamsError,
+    PushNotificationNotSupportedError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
@@ -426,6 +427,10 @@ async def test_a_bad_context_id_or_an_oversized_body_is_refused_before_anything_
             await collect(a2a.client.send_message(send("hi", context_id="no spaces/or slashes")))
         with pytest.raises(InvalidParamsError, match="goal"):
             await collect(a2a.client.send_message(send("   ")))
+        pushed = send("tell me later")
+        pushed.configuration.task_push_notification_config.url = "http://127.0.0.1:9/hooks"
+        with pytest.raises(PushNotificationNotSupportedError):  # no WEBHOOK_SECRET: nothing would sign them
+            await collect(a2a.client.send_message(pushed))
         huge = await a2a.http.post(a2a.url + "/a2a/default", content=b"x" * 5000, headers={"A2A-Version": "1.0"})
 
     assert huge.status_code == 413

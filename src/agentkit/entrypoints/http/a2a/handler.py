@@ -37,6 +37,7 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.errors import (
     InvalidParamsError,
+    PushNotificationNotSupportedError,
     TaskNotCancelableError,
     UnsupportedOperationError,
 )
@@ -233,7 +234,9 @@ class AgentKitRequestHandler(RequestHandler):
             raise InvalidParamsError(message="answers need the taskId of the task that waits on them")
         push = params.configuration.task_push_notification_config
         if push.url and not self._webhooks:
-            raise UnsupportedOperationError(message="push notifications are off: the server has no WEBHOOK_SECRET")
+            raise PushNotificationNotSupportedError(
+                message="push notifications are off: the server has no WEBHOOK_SECRET"
+            )
         context_id = params.message.context_id or f"a2a-{uuid.uuid4()}"
         if not _CONTEXT_ID.fullmatch(context_id):
             raise InvalidParamsError(message="contextId: 1 to 128 letters, digits and . _ : -")
