@@ -29,6 +29,7 @@ from a2a.types.a2a_pb2 import (
 )
 from a2a.utils.errors import (
     JSON_RPC_ERROR_CODE_MAP,
+    InternalError,
     InvalidParamsError,
     PushNotificationNotSupportedError,
     TaskNotCancelableError,
@@ -439,7 +440,7 @@ async def test_a_bad_context_id_or_an_oversized_body_is_refused_before_anything_
 
 
 async def test_errors_are_json_rpc_errors_never_a_500(api_factory: ApiFactory) -> None:
-    api = await api_factory([answer("x")], a2a_v03_compat=False)
+    api = await api_factory([answer("x")], a2a_v03_compat=False, rate_limit_per_min=1)
     async with a2a_client(api) as a2a:
         post = a2a.http.post
         url = a2a.url + "/a2a/default"
@@ -470,6 +471,9 @@ async def test_errors_are_json_rpc_errors_never_a_500(api_factory: ApiFactory) -
             await a2a.client.get_task(GetTaskRequest(id="not-a-task"))
         with pytest.raises(TaskNotFoundError):
             await collect(a2a.client.send_message(send("more", task_id="00000000-0000-0000-0000-000000000000")))
+        await collect(a2a.client.send_message(send("one")))
+        with pytest.raises(InternalError, match="rate_limited"):  # JSON-RPC has no 429: the code names it
+            await collect(a2a.client.send_message(send("two")))
 
     responses = [not_json, not_rpc, unknown, bad_params, future, legacy, no_version]
     assert {r.status_code for r in responses} == {200}
