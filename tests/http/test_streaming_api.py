@@ -13,7 +13,6 @@ import pytest
 import schemathesis
 
 from agentkit.application.errors import LLMUnavailable
-
 from tests.http.test_run_events_api import FlakyEventLog, LogProvider
 from tests.http_fixtures import ApiClient, ApiFactory, headers
 from tests.sample_tools import add
