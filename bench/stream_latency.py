@@ -17,9 +17,12 @@ provider's time (one clock: the same process's `time.perf_counter`). Beside them
 run, the floors: one SSE event through uvicorn and httpx on loopback (a bare ASGI app that writes
 it when told), and a raw Redis XADD -> XREAD BLOCK between two clients.
 
-Then 100 clients at once, each creating and following a streaming run through the queue worker
-(WORKER_CONCURRENCY=100, 40 numbered pieces an answer): per run, the fragments the client read must
-join to the stored answer exactly (a lost or repeated piece shows) and the event ids must only grow.
+Then 100 clients, started 10 ms apart, each creating and following a streaming run through the
+queue worker (WORKER_CONCURRENCY=100; 40 numbered pieces an answer, 100 ms apart, then 20 ms apart).
+Per run: the pieces its fragments held must be 0, 1, 2, ... each once (a lost or repeated piece
+shows); fragments the log dropped once their step was stored (a client that fell behind) come with
+the step, whose text must be the whole answer. Each piece's latency, out of the provider to its
+client, and the CPU each process spent.
 
 Needs DATABASE_URL and REDIS_URL. Run: `.venv/bin/python bench/stream_latency.py [--quick]`.
 """
@@ -54,12 +57,13 @@ from agentkit.domain.tools import ToolSchema
 from agentkit.entrypoints.wiring import make_container, started_state
 from agentkit.entrypoints.wiring.serving import http_app
 from agentkit.entrypoints.wiring.settings import load_settings
-from http_harness import API_KEY, PYTHON, Scratch, agentkit_command, free_port, scratch_state, server
+from http_harness import API_KEY, PYTHON, Scratch, agentkit_command, free_port, scratch_state, server, usage
 
 PIECES, GAP_S = 10, 0.002  # each latency run's answer: ten pieces, 2 ms apart (a fast model)
 # before its first piece the model thinks (a real one for hundreds of ms): the client's stream is open by then
 FIRST_TOKEN_S = 0.05
-LOAD_RUNS, LOAD_PIECES, LOAD_GAP_S = 100, 40, 0.02  # 50 pieces a second each, as a real model writes
+LOAD_RUNS, LOAD_PIECES = 100, 40
+LOAD_GAPS_S = (0.1, 0.02)  # 10 pieces a second each (a slow model), and 50 (as a fast one writes)
 LOAD_STAGGER_S = 0.01  # the 100 clients start within a second
 WAIT_S = 120.0
 
@@ -288,12 +292,12 @@ class OpenAIStreamServer:
 
 
 @contextlib.asynccontextmanager
-async def worker_process(env: dict[str, str], logs: Path) -> AsyncIterator[None]:
+async def worker_process(env: dict[str, str], logs: Path) -> AsyncIterator[int]:
     """`agentkit worker` on the bench's state; SIGINT (graceful) at the end."""
     with (logs / "worker.log").open("wb") as log:
         proc = await asyncio.create_subprocess_exec(PYTHON, "-m", "agentkit", "worker", env=env, stdout=log, stderr=log)
         try:
-            yield
+            yield proc.pid
         finally:
             if proc.returncode is None:
                 proc.send_signal(signal.SIGINT)
@@ -307,7 +311,10 @@ async def worker_process(env: dict[str, str], logs: Path) -> AsyncIterator[None]
 class LoadResult:
     """The clients' runs, checked one by one: the pieces their fragments held, in order, each once."""
 
-    def __init__(self, followed: list[Followed], provider: OpenAIStreamServer, goals: list[str]) -> None:
+    def __init__(
+        self, followed: list[Followed], provider: OpenAIStreamServer, goals: list[str], gap_s: float, cpu: str
+    ) -> None:
+        self.gap_s, self.cpu = gap_s, cpu
         expected = "".join(answer_pieces(LOAD_PIECES))
         self.runs = len(followed)
         self.succeeded = sum(seen.run.get("status") == "succeeded" and seen.step_text == expected for seen in followed)
@@ -332,7 +339,7 @@ class LoadResult:
                         self.pieces.from_stream.append(at_wall - logged_ms / 1e3)
 
 
-async def through_worker(scratch: Scratch, runs: int, load_runs: int) -> tuple[Split, LoadResult]:
+async def through_worker(scratch: Scratch, runs: int, load_runs: int) -> tuple[Split, list[LoadResult]]:
     """Run after run through `agentkit serve` (queue mode) and one `agentkit worker`; then the clients at once."""
     async with OpenAIStreamServer() as provider:
         settings = {
@@ -347,8 +354,8 @@ async def through_worker(scratch: Scratch, runs: int, load_runs: int) -> tuple[S
         argv, env = agentkit_command(scratch, **settings)
         port = free_port()
         async with (
-            worker_process(env, scratch.work),
-            server("api", argv, env, port, scratch.work),
+            worker_process(env, scratch.work) as worker_pid,
+            server("api", argv, env, port, scratch.work) as api_pid,
             httpx.AsyncClient(
                 base_url=f"http://127.0.0.1:{port}",
                 headers={"X-API-Key": API_KEY},
@@ -371,10 +378,19 @@ async def through_worker(scratch: Scratch, runs: int, load_runs: int) -> tuple[S
                     samples.total.append(seen.first_at - provider.first_out[goal])
                     samples.to_stream.append(seen.first_id_ms / 1e3 - provider.first_wall[goal])
                     samples.from_stream.append(seen.first_wall - seen.first_id_ms / 1e3)
-            provider.pieces, provider.gap_s = LOAD_PIECES, LOAD_GAP_S
-            goals = [f"load {index}" for index in range(load_runs)]
-            followed = await asyncio.gather(*(staggered(client, goal, index) for index, goal in enumerate(goals)))
-    return samples, LoadResult(list(followed), provider, goals)
+            loads = []
+            for gap_s in LOAD_GAPS_S:
+                provider.pieces, provider.gap_s = LOAD_PIECES, gap_s
+                goals = [f"load {gap_s} {index}" for index in range(load_runs)]
+                before = (usage(worker_pid).server_s, usage(api_pid).server_s, time.process_time(), time.monotonic())
+                followed = await asyncio.gather(*(staggered(client, goal, index) for index, goal in enumerate(goals)))
+                worker_s, api_s = usage(worker_pid).server_s - before[0], usage(api_pid).server_s - before[1]
+                bench_s, wall_s = time.process_time() - before[2], time.monotonic() - before[3]
+                cpu = (
+                    f"CPU over {wall_s:.1f} s: worker {worker_s:.1f} s, API {api_s:.1f} s, this process {bench_s:.1f} s"
+                )
+                loads.append(LoadResult(list(followed), provider, goals, gap_s, cpu))
+    return samples, loads
 
 
 async def bare_hop(count: int) -> list[float]:
@@ -504,7 +520,7 @@ async def main(quick: bool) -> None:
             "REDIS_KEY_PREFIX": scratch.prefix,
         }
         real = await in_process(real_env, runs)
-        queued, load = await through_worker(scratch, runs, load_runs)
+        queued, loads = await through_worker(scratch, runs, load_runs)
     print(
         f"Python {sys.version.split()[0]}; {runs} runs each, one at a time; answers of {PIECES} pieces "
         f"{GAP_S * 1e3:g} ms apart after {FIRST_TOKEN_S * 1e3:g} ms to the first"
@@ -524,16 +540,17 @@ async def main(quick: bool) -> None:
         f"aim: p50 <= 5 ms, p99 <= 20 ms; the machine's load average {load_before:.1f} at the start, "
         f"{os.getloadavg()[0]:.1f} now"
     )
-    print(
-        f"{load.runs} clients following {load.runs} streaming runs (queue worker, WORKER_CONCURRENCY={LOAD_RUNS}, "
-        f"started {LOAD_STAGGER_S * 1e3:g} ms apart; {LOAD_PIECES} pieces {LOAD_GAP_S * 1e3:g} ms apart): "
-        f"{load.succeeded} succeeded with the whole answer stored; per run, pieces lost: {load.lost} runs, "
-        f"repeated: {load.repeated} runs; all pieces as fragments: {load.whole} runs, the last ones with the "
-        f"step instead: {load.tail_in_step}; ids only grew: {load.ids_grow} runs"
-    )
-    print(f"{'  each piece: out of the provider -> at its client':54}{percentiles(load.pieces.total)}")
-    print(f"{'    out -> in the Redis stream (entry id, ms)':54}{percentiles(load.pieces.to_stream)}")
-    print(f"{'    in the Redis stream -> at the client':54}{percentiles(load.pieces.from_stream)}")
+    for load in loads:
+        print(
+            f"{load.runs} clients following {load.runs} streaming runs (queue worker, WORKER_CONCURRENCY={LOAD_RUNS}, "
+            f"started {LOAD_STAGGER_S * 1e3:g} ms apart; {LOAD_PIECES} pieces {load.gap_s * 1e3:g} ms apart): "
+            f"{load.succeeded} succeeded with the whole answer stored; per run, pieces lost: {load.lost} runs, "
+            f"repeated: {load.repeated} runs; all pieces as fragments: {load.whole} runs, the last ones with the "
+            f"step instead: {load.tail_in_step}; ids only grew: {load.ids_grow} runs; {load.cpu}"
+        )
+        print(f"{'  each piece: out of the provider -> at its client':54}{percentiles(load.pieces.total)}")
+        print(f"{'    out -> in the Redis stream (entry id, ms)':54}{percentiles(load.pieces.to_stream)}")
+        print(f"{'    in the Redis stream -> at the client':54}{percentiles(load.pieces.from_stream)}")
 
 
 if __name__ == "__main__":
