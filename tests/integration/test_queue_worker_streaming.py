@@ -1,4 +1,5 @@
-"""A streamed run executed by a queue worker whose other slots wait for jobs: its fragments flow at once.
+"""Streamed runs executed by a queue worker, followed through the API: fragments flow at once, and a client
+that drops resumes with nothing lost or repeated.
 
 The worker and the API run in this process (each its own container, on the test's PostgreSQL and
 Redis), so the worker's model is the test's paced one: the client reads each fragment before the
@@ -7,6 +8,7 @@ model writes the next.
 
 import asyncio
 import itertools
+import json
 import statistics
 import time
 from collections.abc import AsyncIterator
@@ -22,11 +24,12 @@ from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.tools import ToolRegistry
 from agentkit.entrypoints.wiring import make_container, started_state
 from agentkit.entrypoints.wiring.settings import load_settings
+from tests.http.test_streaming_api import ids_only_grow
 from tests.http_fixtures import KEY_A, ApiFactory, Overrides, headers
 from tests.sample_tools import add
-from tests.sse_fixtures import events_of, served
+from tests.sse_fixtures import Event, events_of, served
 from tests.state_fixtures import StateServers
-from tests.streaming_llm import StreamingLLM, text_turn
+from tests.streaming_llm import StreamingLLM, call_turn, text_turn
 
 pytestmark = pytest.mark.integration
 
@@ -108,3 +111,48 @@ async def test_a_worker_with_more_slots_than_the_shared_pool_streams_without_wai
     # median gap shows it (a bound far above a loaded machine's own pace)
     gaps = [later - earlier for earlier, later in itertools.pairwise(arrivals)]
     assert statistics.median(gaps) < DEQUEUE_TIMEOUT_S / 2, gaps
+
+
+async def test_a_client_of_the_api_that_drops_mid_answer_resumes_a_run_a_worker_streams_with_nothing_lost_or_repeated(
+    real_api_factory: ApiFactory, queue_env: dict[str, str]
+) -> None:
+    llm = StreamingLLM([call_turn("c1", "add", ['{"a": ', '2, "b"', ": 3}"]), text_turn("one| two| three")], paced=True)
+    api = await real_api_factory(run_mode="queue", run_queue_name=queue_env["RUN_QUEUE_NAME"])
+    async with (
+        worker_running(queue_env, llm, shutdown_grace_s=1),
+        served(api.app) as url,
+        httpx.AsyncClient(base_url=url, headers=headers(), timeout=WAIT_S) as client,
+    ):
+        before: list[Event] = []
+        async with client.stream("POST", "/v1/runs", json={"goal": "add", "stream": True}) as response:
+            async for event in events_of(response):
+                if event.event is not None:
+                    before.append(event)
+                if event.event == "delta":
+                    break  # the model waits after the call's first piece; the client goes away
+        path = response.headers["location"] + "/events"
+        async with client.stream("GET", path, headers={"Last-Event-ID": before[-1].id or ""}) as resumed:
+            llm.go()
+            after = [event async for event in paced(resumed, llm)]
+        trace = (await client.get(f"{response.headers['location']}/trace")).json()
+
+    events = before + after
+    assert ids_only_grow(events)
+    assert len({e.id for e in events}) == len(events)  # none twice
+    call = [e.data["text"] for e in events if e.event == "delta" and e.data["step_no"] == 1]
+    text = [e.data["text"] for e in events if e.event == "delta" and e.data["step_no"] == 3]
+    assert json.loads("".join(call)) == trace["steps"][0]["tool_calls"][0]["arguments"] == {"a": 2, "b": 3}
+    assert "".join(text) == trace["steps"][2]["text"] == "one two three"
+    assert [e.data for e in events if e.event == "step"] == trace["steps"]
+    assert events[-1].data["status"] == "succeeded"
+
+
+async def paced(response: httpx.Response, llm: StreamingLLM) -> AsyncIterator[Event]:
+    """The stream's events; each fragment lets the model write the next."""
+    assert response.status_code == 200, await response.aread()
+    async for event in events_of(response):
+        if event.event is None:
+            continue
+        yield event
+        if event.event == "delta":
+            llm.go()
