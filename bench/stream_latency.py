@@ -15,8 +15,8 @@ Three ways a run can execute, each run after run (one at a time) with a client o
 The latency is the client's time of the first `delta` event (the whole event read) minus the
 provider's time (one clock: the same process's `time.perf_counter`). Beside them, in the same
 run, the floors: one SSE event through uvicorn and httpx on loopback (a bare ASGI app that writes
-it when told), a raw Redis XADD -> XREAD BLOCK between two clients, and, between the queue
-worker's runs, a raw XADD relayed by two processes (`Relays`: the queue path's shape).
+it when told), a raw Redis XADD -> XREAD BLOCK between two clients, and, in each queued run while
+its model thinks, a raw XADD relayed by two processes (`Relays`: the queue path's shape).
 
 Then 100 clients, started 10 ms apart, each creating and following a streaming run through the
 queue worker (WORKER_CONCURRENCY=100; 40 numbered pieces an answer, 100 ms apart, then 20 ms apart).
@@ -94,6 +94,7 @@ class Split:
         self.total: list[float] = []
         self.to_stream: list[float] = []
         self.from_stream: list[float] = []
+        self.by_step = 0  # runs whose first text came with the step (their fragments were not sent)
 
 
 class TimedModel(LLMClient):
@@ -165,6 +166,8 @@ class Followed:
         self.first_at: float | None = None
         self.first_wall: float = 0.0  # the same moment on the wall clock
         self.first_id_ms = 0  # the first fragment's event id: when Redis took it (ms, Redis's clock)
+        # the step came first: its fragments went in the log's batch with it, so none was sent
+        self.first_by_step = False
         self.fragments: list[str] = []
         self.arrived: list[float] = []  # when each fragment was read
         self.arrived_wall: list[float] = []
@@ -190,8 +193,9 @@ async def stream_run(client: httpx.AsyncClient, goal: str) -> Followed:
                 data = line[6:]
             elif line == "" and kind is not None:
                 ms, _, seq = event_id.partition("-")
-                if kind == "delta" and seen.first_at is None:
+                if kind in ("delta", "step") and seen.first_at is None:  # the first text the client has
                     seen.first_at, seen.first_wall, seen.first_id_ms = time.perf_counter(), time.time(), int(ms)
+                    seen.first_by_step = kind == "step"
                 seen.ids.append((int(ms), int(seq)))
                 event = json.loads(data)
                 if kind == "delta" and event["kind"] == "text":
@@ -225,6 +229,7 @@ async def in_process(env: dict[str, str], runs: int) -> Split:
                 assert seen.run.get("status") == "succeeded", seen.run
                 if index >= 5:  # the first few warm the caches up
                     samples.total.append(seen.first_at - model.first_out[-1])
+                    samples.by_step += seen.first_by_step
                     samples.to_stream.append(seen.first_id_ms / 1e3 - model.first_wall[-1])
                     samples.from_stream.append(seen.first_wall - seen.first_id_ms / 1e3)
     return samples
@@ -240,6 +245,7 @@ class OpenAIStreamServer:
         self.first_out: dict[str, float] = {}
         self.first_wall: dict[str, float] = {}
         self.out: dict[str, list[float]] = {}  # every piece's time out, per goal
+        self.thinking = asyncio.Event()  # set when a request came and its first piece is FIRST_TOKEN_S away
         self.out_wall: dict[str, list[float]] = {}
         self.pieces, self.gap_s = PIECES, GAP_S
         self._server: asyncio.Server | None = None
@@ -266,6 +272,7 @@ class OpenAIStreamServer:
             body = json.loads(await reader.readexactly(length))
             goal = next(m["content"] for m in body["messages"] if m["role"] == "user")
             writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n")
+            self.thinking.set()  # the bench samples the relayed floor now, as the run's path stands
             await asyncio.sleep(FIRST_TOKEN_S)
             writer.write(self._chunk({"role": "assistant", "content": ""}))
             pieces = answer_pieces(self.pieces)
@@ -369,8 +376,14 @@ async def through_worker(scratch: Scratch, runs: int, load_runs: int) -> tuple[S
             samples, relayed = Split(), []
             for index in range(runs + 5):
                 goal = f"run {index}"
+                provider.thinking.clear()
+                running = asyncio.create_task(stream_run(client, goal))
+                thinking = asyncio.create_task(provider.thinking.wait())
+                await asyncio.wait({running, thinking}, return_when=asyncio.FIRST_COMPLETED)
+                floor = await relays.sample() if thinking.done() else None  # while the model thinks
+                thinking.cancel()
                 try:
-                    seen = await stream_run(client, goal)
+                    seen = await running
                 except RuntimeError:
                     for name in ("api", "worker"):
                         print(f"--- {name}.log\n" + (scratch.work / f"{name}.log").read_text()[-3000:])
@@ -379,9 +392,11 @@ async def through_worker(scratch: Scratch, runs: int, load_runs: int) -> tuple[S
                 assert seen.run.get("status") == "succeeded", seen.run
                 if index >= 5:
                     samples.total.append(seen.first_at - provider.first_out[goal])
+                    samples.by_step += seen.first_by_step
                     samples.to_stream.append(seen.first_id_ms / 1e3 - provider.first_wall[goal])
                     samples.from_stream.append(seen.first_wall - seen.first_id_ms / 1e3)
-                    relayed.append(await relays.sample())
+                    if floor is not None:
+                        relayed.append(floor)
             loads = []
             for gap_s in LOAD_GAPS_S:
                 provider.pieces, provider.gap_s = LOAD_PIECES, gap_s
@@ -476,8 +491,8 @@ class Relays:
     """The queue path's shape with nothing of AgentKit in it: XADD -> a relay process -> another -> XREAD here.
 
     Three process wake-ups and three Redis hops, as a fragment's (the worker takes the chunk, the
-    API process reads the log, this process reads the SSE). Sampled between the queue worker's
-    runs, so that both see the same load.
+    API process reads the log, this process reads the SSE). Sampled in each queued run while its
+    model thinks (before its first piece), so that both see the same load.
     """
 
     def __init__(self, redis_url: str) -> None:
@@ -539,18 +554,22 @@ async def main(quick: bool) -> None:
         f"Python {sys.version.split()[0]}; {runs} runs each, one at a time; answers of {PIECES} pieces "
         f"{GAP_S * 1e3:g} ms apart after {FIRST_TOKEN_S * 1e3:g} ms to the first"
     )
-    print(f"{'first chunk out -> first fragment at the client':54}{'n':>8}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}")
-    print(f"{'  in process, state in memory':54}{percentiles(memory.total)}")
-    print(f"{'  in process, PostgreSQL + Redis':54}{percentiles(real.total)}")
+    print(
+        f"{'first chunk out -> first text at the client':54}{'n':>8}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}"
+        f"{'by step':>9}"
+    )
+    print(f"{'  in process, state in memory':54}{percentiles(memory.total)}{memory.by_step:9d}")
+    print(f"{'  in process, PostgreSQL + Redis':54}{percentiles(real.total)}{real.by_step:9d}")
     print(f"{'    out -> in the Redis stream (entry id, ms)':54}{percentiles(real.to_stream)}")
     print(f"{'    in the Redis stream -> at the client':54}{percentiles(real.from_stream)}")
-    print(f"{'  through a queue worker (serve + worker processes)':54}{percentiles(queued.total)}")
+    print(f"{'  through a queue worker (serve + worker processes)':54}{percentiles(queued.total)}{queued.by_step:9d}")
     print(f"{'    out -> in the Redis stream (entry id, ms)':54}{percentiles(queued.to_stream)}")
     print(f"{'    in the Redis stream -> at the client':54}{percentiles(queued.from_stream)}")
     print(f"{'floors: a bare SSE event, uvicorn -> httpx':54}{percentiles(hop)}")
     print(f"{'        raw Redis XADD -> XREAD BLOCK':54}{percentiles(raw)}")
     print(f"{'        raw XADD through two relay processes (*)':54}{percentiles(relayed)}")
-    print("(*) sampled between the queue worker's runs: the floor of the queue path under the same load")
+    print("(*) sampled in each queued run while its model thinks: the queue path's floor under the same load")
+    print("by step: runs whose first text was the step's (its fragments went in the log's batch with it, unsent)")
     print(
         f"aim: p50 <= 5 ms, p99 <= 20 ms; the machine's load average {load_before:.1f} at the start, "
         f"{os.getloadavg()[0]:.1f} now"
