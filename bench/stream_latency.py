@@ -58,7 +58,17 @@ from agentkit.domain.tools import ToolSchema
 from agentkit.entrypoints.wiring import make_container, started_state
 from agentkit.entrypoints.wiring.serving import http_app
 from agentkit.entrypoints.wiring.settings import load_settings
-from http_harness import API_KEY, PYTHON, Scratch, agentkit_command, free_port, scratch_state, server, usage
+from http_harness import (
+    API_KEY,
+    KEEPALIVE_S,
+    PYTHON,
+    Scratch,
+    agentkit_command,
+    free_port,
+    scratch_state,
+    server,
+    usage,
+)
 
 PIECES, GAP_S = 10, 0.002  # each latency run's answer: ten pieces, 2 ms apart (a fast model)
 # before its first piece the model thinks (a real one for hundreds of ms): the client's stream is open by then
@@ -221,7 +231,12 @@ async def in_process(env: dict[str, str], runs: int) -> Split:
         container = make_container(settings, LitestarProvider(), _Model(model), endpoints=endpoints)
         async with (
             uvicorn_on(http_app(container, settings)) as url,
-            httpx.AsyncClient(base_url=url, headers={"X-API-Key": API_KEY}, timeout=WAIT_S) as client,
+            httpx.AsyncClient(
+                base_url=url,
+                headers={"X-API-Key": API_KEY},
+                timeout=WAIT_S,
+                limits=httpx.Limits(keepalive_expiry=KEEPALIVE_S),
+            ) as client,
         ):
             for index in range(runs + 5):
                 seen = await stream_run(client, f"run {index}")
@@ -370,7 +385,8 @@ async def through_worker(scratch: Scratch, runs: int, load_runs: int) -> tuple[S
                 base_url=f"http://127.0.0.1:{port}",
                 headers={"X-API-Key": API_KEY},
                 timeout=WAIT_S,
-                limits=httpx.Limits(max_connections=load_runs + 10),
+                # idle connections closed before uvicorn's 5 s keep-alive ends (a reused one it closed is a ReadError)
+                limits=httpx.Limits(max_connections=load_runs + 10, keepalive_expiry=KEEPALIVE_S),
             ) as client,
         ):
             samples, relayed = Split(), []
@@ -480,7 +496,7 @@ import sys, redis
 r = redis.Redis.from_url(sys.argv[1])
 src, dst, last = sys.argv[2], sys.argv[3], "0-0"
 while True:
-    for _, entries in r.xread({src: last}, count=100, block=5000) or ():
+    for _, entries in r.xread({src: last}, count=100, block=1000) or ():
         for entry_id, fields in entries:
             last = entry_id
             r.xadd(dst, fields, maxlen=1000)
@@ -525,7 +541,8 @@ class Relays:
 
     async def __aexit__(self, *exc: object) -> None:
         for relay in self._relays:
-            relay.kill()
+            if relay.returncode is None:
+                relay.kill()
             await relay.wait()
         await self._writer.delete(*self._keys)
         await self._writer.aclose()
