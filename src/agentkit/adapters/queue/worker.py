@@ -16,6 +16,9 @@ from agentkit.domain.run import RunStatus
 
 logger = structlog.get_logger(__name__)
 
+DEQUEUE_TIMEOUT_S = 1.0
+"""How long an idle slot's blocking take (BLMOVE) waits for a job before it asks again."""
+
 
 class RunWorker:
     """Takes run ids off the queue and executes each run with the agent loop.
@@ -61,8 +64,8 @@ class RunWorker:
             functions=[(EXECUTE_RUN, self.execute_run)],
             concurrency=concurrency,
             # a blocking dequeue answers the moment a job arrives; the timeout only bounds each wait
-            # below the Redis client's socket timeout
-            dequeue_timeout=1.0,
+            # (the queue's Redis client waits this much longer for a reply, see QueueProvider.jobs)
+            dequeue_timeout=DEQUEUE_TIMEOUT_S,
             shutdown_grace_period_s=max(1, round(shutdown_grace_s)),
             # a handed-back run stores its trace and lease within this (shielded; see hand_back)
             cancellation_hard_deadline_s=3 * LAST_SAVE_S + 1,
