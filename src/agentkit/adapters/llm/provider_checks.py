@@ -32,6 +32,16 @@ def check_gemini(config: LLMConfig) -> None:
     _check_base_url(config)
 
 
+def check_anthropic(config: LLMConfig) -> None:
+    """Raise ConfigurationError naming the variable when the `anthropic` provider cannot be built."""
+    if not config.anthropic_api_key:
+        raise ConfigurationError(
+            "ANTHROPIC_API_KEY is not set; LLM_PROVIDER=anthropic needs it "
+            "(for a local server that takes no key, set any value)"
+        )
+    _check_base_url(config)
+
+
 def check_scripted(config: LLMConfig) -> str:
     """The script the `scripted` provider replays (LLM_SCRIPT); ConfigurationError naming the variable if unset."""
     if not config.llm_script:

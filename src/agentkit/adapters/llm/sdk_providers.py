@@ -1,4 +1,4 @@
-"""The `openai` and `gemini` providers' factories, light until a client is built.
+"""The `openai`, `gemini` and `anthropic` providers' factories, light until a client is built.
 
 The entry points name these functions, not the SDK-backed modules: each checks its settings first
 (`provider_checks`), so a missing key is one line at once, and imports the SDK only for a client
@@ -6,7 +6,7 @@ that will be built.
 """
 
 from agentkit.adapters.llm.config import LLMConfig
-from agentkit.adapters.llm.provider_checks import check_gemini, check_openai
+from agentkit.adapters.llm.provider_checks import check_anthropic, check_gemini, check_openai
 from agentkit.application.ports.llm_client import LLMClient
 
 
@@ -33,3 +33,15 @@ def build_gemini_client(config: LLMConfig) -> LLMClient:
     from agentkit.adapters.llm.gemini_client import GeminiLLMClient  # the SDK only when used
 
     return GeminiLLMClient.from_config(config)
+
+
+def build_anthropic_client(config: LLMConfig) -> LLMClient:
+    """The `anthropic` provider's factory (entry point `agentkit.llm_providers`: anthropic).
+
+    Raises:
+        ConfigurationError: ANTHROPIC_API_KEY is missing, or LLM_BASE_URL is not an http(s) URL.
+    """
+    check_anthropic(config)
+    from agentkit.adapters.llm.anthropic_client import AnthropicLLMClient  # the SDK only when used
+
+    return AnthropicLLMClient.from_config(config)
