@@ -28,7 +28,7 @@ from agentkit.application.ports.llm_client import LLMClient
 from agentkit.domain.messages import LLMDelta, LLMResponse, Message
 from agentkit.domain.tools import ToolSchema
 
-DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-5-5"
 # The API requires max_tokens on every request; this is used when LLM_MAX_TOKENS is unset.
 DEFAULT_MAX_TOKENS = 4096
 
