@@ -40,7 +40,8 @@ class AnthropicLLMClient(LLMClient):
         client: The SDK client (built with `max_retries=0`).
         model: The model name sent with every request.
         max_tokens: The output token limit every request sets.
-        temperature: Sampling temperature, or None for the model's default.
+        temperature: Sampling temperature, or None for the model's default (the newest models
+            accept no other).
         prompt_caching: Put cache breakpoints on the tools, the system prompt and the conversation
             so far (`LLM_PROMPT_CACHING`).
     """
@@ -58,8 +59,9 @@ class AnthropicLLMClient(LLMClient):
         self._model = model
         self._cache = prompt_caching
         self._options: dict[str, Any] = {"max_tokens": max_tokens}
-        if temperature is not None:
-            self._options["temperature"] = temperature
+        # The SDK (1.0 and later) no longer takes sampling options as arguments, and the newest
+        # models reject `temperature` (HTTP 400): it goes into the body only when LLM_TEMPERATURE is set.
+        self._extra_body: dict[str, Any] = {} if temperature is None else {"temperature": temperature}
 
     @classmethod
     def from_config(cls, config: LLMConfig, *, http_client: httpx2.AsyncClient | None = None) -> "AnthropicLLMClient":
@@ -100,7 +102,7 @@ class AnthropicLLMClient(LLMClient):
     @property
     def parameters(self) -> dict[str, Any]:
         """The sampling options every request sends (`max_tokens` always)."""
-        return dict(self._options)
+        return {**self._options, **self._extra_body}
 
     async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
         """Send one Messages request and translate the answer.
@@ -156,6 +158,8 @@ class AnthropicLLMClient(LLMClient):
             "messages": to_anthropic_messages(messages, cache=self._cache),
             **self._options,
         }
+        if self._extra_body:
+            request["extra_body"] = self._extra_body
         system = to_anthropic_system(messages, cache=self._cache)
         if system:
             request["system"] = system
