@@ -1,8 +1,8 @@
 """The provider conformance suite (`agentkit.testing.llm_conformance`) for every built-in provider.
 
-Each SDK-backed adapter is built from settings as the composition root builds it, pointed by
-LLM_BASE_URL at a loopback fake speaking its provider's wire format; the scripted client plays the
-same answers. The plug-in example runs the same suite in its own test module
+Each SDK-backed adapter (Azure OpenAI's deployment API among them) is built from settings as the
+composition root builds it, pointed by LLM_BASE_URL at a loopback fake speaking its provider's wire
+format; the scripted client plays the same answers. The plug-in example runs the same suite in its own test module
 (`tests/contract/test_plugin_example_conformance.py`), as a provider package would.
 """
 
@@ -38,6 +38,19 @@ def _openai(base_url: str, timeout_s: float) -> LLMClient:
     return OpenAILLMClient.from_config(config)
 
 
+def _azure_openai(base_url: str, timeout_s: float) -> LLMClient:
+    # the classic deployment API: the endpoint, the deployment as the model, an api-version
+    config = _settings(
+        "azure_openai",
+        base_url,
+        timeout_s,
+        azure_openai_api_key="test-key",
+        azure_openai_api_version="2024-10-21",
+        llm_model="gpt-4.1-mini",
+    )
+    return OpenAILLMClient.from_azure_config(config)
+
+
 def _gemini(base_url: str, timeout_s: float) -> LLMClient:
     config = _settings("gemini", base_url, timeout_s, gemini_api_key="test-key", llm_model="gemini-2.5-flash")
     return GeminiLLMClient.from_config(config)
@@ -51,6 +64,8 @@ def _anthropic(base_url: str, timeout_s: float) -> LLMClient:
 def _target(name: str) -> ConformanceTarget:
     if name == "openai":
         return HttpTarget("openai", OpenAIWire, _openai, priced=True)
+    if name == "azure_openai":
+        return HttpTarget("azure_openai", OpenAIWire, _azure_openai, priced=True)
     if name == "gemini":
         return HttpTarget("gemini", GeminiWire, _gemini, priced=True, bad_calls_are_unavailable=True)
     if name == "anthropic":
@@ -61,7 +76,7 @@ def _target(name: str) -> ConformanceTarget:
 class TestBuiltinProviders(LLMConformance):
     """Every built-in provider keeps the port's promises."""
 
-    @pytest.fixture(params=["openai", "gemini", "anthropic", "scripted"])
+    @pytest.fixture(params=["openai", "azure_openai", "gemini", "anthropic", "scripted"])
     async def conformance_target(self, request: pytest.FixtureRequest) -> AsyncIterator[ConformanceTarget]:
         target = _target(request.param)
         yield target

@@ -26,6 +26,13 @@ class LLMConfig(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     openai_api_key: str | None = None
     gemini_api_key: str | None = None
     anthropic_api_key: str | None = None
+    # azure_openai (the classic deployment API): its key and api-version; LLM_BASE_URL is the
+    # resource's endpoint, LLM_MODEL the deployment's name
+    azure_openai_api_key: str | None = None
+    azure_openai_api_version: str | None = None
+    # openai, azure_openai: a bearer token from `package.module:callable` instead of a key
+    # (Microsoft Entra ID; see token_provider)
+    llm_token_provider: str | None = None
     llm_temperature: Annotated[float, msgspec.Meta(ge=0, le=2)] | None = None
     llm_max_tokens: PositiveInt | None = None
     llm_request_timeout_s: PositiveFloat = 60.0

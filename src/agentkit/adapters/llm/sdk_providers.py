@@ -6,7 +6,7 @@ that will be built.
 """
 
 from agentkit.adapters.llm.config import LLMConfig
-from agentkit.adapters.llm.provider_checks import check_anthropic, check_gemini, check_openai
+from agentkit.adapters.llm.provider_checks import check_anthropic, check_azure_openai, check_gemini, check_openai
 from agentkit.application.ports.llm_client import LLMClient
 
 
@@ -45,3 +45,16 @@ def build_anthropic_client(config: LLMConfig) -> LLMClient:
     from agentkit.adapters.llm.anthropic_client import AnthropicLLMClient  # the SDK only when used
 
     return AnthropicLLMClient.from_config(config)
+
+
+def build_azure_openai_client(config: LLMConfig) -> LLMClient:
+    """The `azure_openai` provider's factory: Azure OpenAI's deployment API (api-version, deployment names).
+
+    Raises:
+        ConfigurationError: LLM_BASE_URL, LLM_MODEL or AZURE_OPENAI_API_VERSION is missing, or
+            not exactly one of AZURE_OPENAI_API_KEY and LLM_TOKEN_PROVIDER is set.
+    """
+    check_azure_openai(config)
+    from agentkit.adapters.llm.openai_client import OpenAILLMClient  # the SDK only when used
+
+    return OpenAILLMClient.from_azure_config(config)

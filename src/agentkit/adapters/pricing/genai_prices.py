@@ -17,7 +17,7 @@ from agentkit.domain.messages import Usage
 _log = structlog.get_logger(__name__)
 
 # AgentKit's provider names (LLM_PROVIDER) to the package's provider ids.
-PROVIDER_IDS: Final = {"openai": "openai", "gemini": "google", "anthropic": "anthropic"}
+PROVIDER_IDS: Final = {"openai": "openai", "gemini": "google", "anthropic": "anthropic", "azure_openai": "azure"}
 
 
 class GenAIPriceTable(PriceTable):

@@ -131,9 +131,8 @@ def test_a_factory_that_fails_or_builds_no_client_is_refused() -> None:
 
 
 def test_an_unknown_provider_names_the_variable_and_the_choices() -> None:
-    with pytest.raises(
-        ConfigurationError, match=r"LLM_PROVIDER: unknown provider 'bedrock'.*anthropic, demo, gemini, openai, scripted"
-    ):
+    choices = "anthropic, azure_openai, demo, gemini, openai, scripted"
+    with pytest.raises(ConfigurationError, match=rf"LLM_PROVIDER: unknown provider 'bedrock'.*{choices}"):
         build_llm_client(env(llm_provider="bedrock"))
 
 
