@@ -66,3 +66,26 @@ async def test_a_calculator_run_on_anthropic_shows_the_cached_prefix_on_its_seco
     assert sent["system"][-1]["cache_control"] == {"type": "ephemeral"}
     (result,) = [b for b in sent["messages"][-1]["content"] if b["type"] == "tool_result"]
     assert (result["tool_use_id"], result["content"]) == ("toolu_01", "391")
+
+
+async def test_the_next_run_of_a_session_reads_the_conversation_so_far_from_the_cache(
+    memory_api_factory: ApiFactory,
+) -> None:
+    answers = [Reply(text="391.", usage=None), Reply(text="You asked for 17 * 23.", usage=None)]
+    async with LoopbackLLMServer(AnthropicWire(), answers) as fake:
+        api = await memory_api_factory(
+            tools=None,
+            llm_from_settings=True,
+            llm_provider="anthropic",
+            llm_base_url=fake.base_url,
+            anthropic_api_key="test-key-0123456789",
+        )
+        session = {"session_id": "s-cache"}
+        first = (await api.post("/v1/runs", json={"goal": "17 * 23?", **session}, headers=headers())).json()
+        second = (await api.post("/v1/runs", json={"goal": "What did I ask?", **session}, headers=headers())).json()
+
+        assert (first["status"], second["status"]) == ("succeeded", "succeeded")
+        (step,) = (await api.get(f"/v1/runs/{second['id']}/trace", headers=headers())).json()["steps"]
+        (earlier,) = (await api.get(f"/v1/runs/{first['id']}/trace", headers=headers())).json()["steps"]
+        # the first run's whole prompt (tools, system, its goal) is the cached prefix of the second's
+        assert step["cache_read_tokens"] == earlier["cache_write_tokens"] > 0
