@@ -48,6 +48,8 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True, tag="reply"):
         refusal: The refusal's explanation, for `stop="refusal"`.
         usage: The tokens to report; None lets the wire format count them from the request
             (the Anthropic fake then also plays its prompt cache).
+        cut_after: Break the connection part-way: a stream after this many events, a whole
+            answer after half its body (a dropped connection, a crashed server).
     """
 
     text: str = ""
@@ -55,6 +57,7 @@ class Reply(msgspec.Struct, frozen=True, kw_only=True, tag="reply"):
     stop: Stop = "stop"
     refusal: str | None = None
     usage: FakeUsage | None = FakeUsage()
+    cut_after: int | None = None
 
 
 class Failure(msgspec.Struct, frozen=True, kw_only=True, tag="failure"):

@@ -118,7 +118,7 @@ class LoopbackLLMServer:
                 await self._closing.wait()
                 return
             rendered = self.wire.render(answer, request, stream=self.wire.wants_stream(request))
-            await _write(writer, rendered)
+            await _write(writer, rendered, cut_after=answer.cut_after if isinstance(answer, Reply) else None)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass  # the client gave up (its timeout): nothing to answer
         finally:
@@ -144,7 +144,7 @@ async def _read_request(reader: asyncio.StreamReader) -> RecordedRequest | None:
     return RecordedRequest(method=parts[0], path=parts[1], headers=headers, body=body)
 
 
-async def _write(writer: asyncio.StreamWriter, rendered: Rendered) -> None:
+async def _write(writer: asyncio.StreamWriter, rendered: Rendered, *, cut_after: int | None = None) -> None:
     reason = HTTPStatus(rendered.status).phrase
     if rendered.events is None:
         payload = json.dumps(rendered.body).encode()
@@ -154,9 +154,14 @@ async def _write(writer: asyncio.StreamWriter, rendered: Rendered) -> None:
         head = {"content-type": "text/event-stream", "cache-control": "no-cache"}
     head |= {"connection": "close", **rendered.headers}
     lines = "".join(f"{name}: {value}\r\n" for name, value in head.items())
+    if cut_after is not None and rendered.events is None:
+        payload = payload[: len(payload) // 2]  # the content-length promised more: the client sees a cut body
     writer.write(f"HTTP/1.1 {rendered.status} {reason}\r\n{lines}\r\n".encode("latin-1") + payload)
     await writer.drain()
-    for event in rendered.events or ():
+    events = rendered.events or []
+    if cut_after is not None:
+        events = events[:cut_after]  # then the connection closes, the stream unfinished
+    for event in events:
         writer.write(event.encode())
         await writer.drain()  # one event at a time, as a provider writes them
         await asyncio.sleep(0)

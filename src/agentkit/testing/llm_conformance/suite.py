@@ -99,6 +99,12 @@ def retrying(client: LLMClient, waits: _Waits, *, retries: int = 2) -> RetryingL
     return RetryingLLMClient(client, policy, sleep=waits, rand=lambda: 0.5)
 
 
+async def _read_into(seen: list[LLMDelta | LLMResponse], client: LLMClient) -> None:
+    """Read the client's stream into `seen`, so what came before an error can be looked at."""
+    async for item in stream_of(client, CONVERSATION, [WEATHER]):
+        seen.append(item)  # noqa: PERF401 - one at a time: a comprehension would lose them when the stream raises
+
+
 def _results_answering(message: LLMResponse, texts: Sequence[str], *, error: bool = False) -> list[Message]:
     return [
         Message(role="tool", content=text, tool_call_id=call.id, name=call.name, is_error=error)
@@ -205,6 +211,24 @@ class LLMConformance:
         assert response.text == ANSWER.text
         assert response.attempts == 2
         assert len(waits.waits) == 1
+
+    async def test_a_broken_connection_is_retried_only_before_the_first_fragment(
+        self, conformance_target: ConformanceTarget, mode: Mode
+    ) -> None:
+        waits = _Waits()
+        cut = Reply(text=ANSWER.text, cut_after=6)  # a few words of the text, then the connection drops
+        client = retrying(await conformance_target.client([cut, ANSWER]), waits)
+        if mode == "chat":
+            response, _ = await ask(client, mode)
+            assert (response.text, response.attempts) == (ANSWER.text, 2)
+            return
+        seen: list[LLMDelta | LLMResponse] = []
+        with pytest.raises(LLMUnavailable, match="broke off") as raised:
+            await _read_into(seen, client)
+        assert seen, "fragments went out before the break"
+        assert all(isinstance(item, TextDelta) for item in seen)
+        assert raised.value.attempts == 1
+        assert conformance_target.requests() == 1, "what went out cannot be taken back: no retry"
 
     async def test_a_refusal(self, conformance_target: ConformanceTarget, mode: Mode) -> None:
         refused = Reply(stop="refusal", refusal="I can't help with that.")

@@ -158,6 +158,11 @@ def _scripted(answer: Answer) -> ScriptedTurnOutcome:
                 )
             )
         return ScriptedFailure(error=LLMRequestError(f"HTTP {answer.status}: {answer.message}"))
+    if answer.cut_after is not None:
+        partial = _response(answer)
+        return ScriptedFailure(
+            error=ProviderUnavailable("the script's connection broke"), fragments=answer.cut_after, partial=partial
+        )
     return _response(answer)
 
 
