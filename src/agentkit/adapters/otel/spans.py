@@ -45,9 +45,14 @@ from agentkit.domain.run import Run, RunStatus
 from agentkit.domain.steps import LLMStep, Step, ToolStep
 
 # AgentKit's provider names to the conventions' well-known gen_ai.provider.name values.
-PROVIDER_NAMES: Final = {"openai": "openai", "gemini": "gcp.gemini"}
+PROVIDER_NAMES: Final = {
+    "openai": "openai",
+    "gemini": "gcp.gemini",
+    "anthropic": "anthropic",
+    "azure_openai": "azure.ai.openai",
+}
 _MAX_OPEN: Final = 10_000  # runs accepted or running here whose span (or parent) is remembered
-_MOST_ATTRIBUTES: Final = 16  # no span of ours has more: limits at least this wide change nothing
+_MOST_ATTRIBUTES: Final = 18  # no span of ours has more: limits at least this wide change nothing
 _UNSET: Final = Status(StatusCode.UNSET)
 
 
@@ -316,6 +321,11 @@ def _chat(step: LLMStep) -> tuple[str, SpanKind, dict[str, Any], Status]:
         "agentkit.step.no": step.step_no,
         "agentkit.llm.attempts": step.attempts,
     }
+    # parts of input_tokens, as the conventions count them; only where the provider's cache served
+    if step.usage.cache_read_tokens:
+        attributes["gen_ai.usage.cache_read.input_tokens"] = step.usage.cache_read_tokens
+    if step.usage.cache_write_tokens:
+        attributes["gen_ai.usage.cache_creation.input_tokens"] = step.usage.cache_write_tokens
     if prompt is not None:
         attributes["gen_ai.provider.name"] = PROVIDER_NAMES.get(prompt.provider, prompt.provider)
         attributes["gen_ai.request.model"] = model

@@ -158,6 +158,8 @@ def step_to_row(step: Step) -> dict[str, Any]:
             "latency_ms": step.latency_ms,
             "input_tokens": step.usage.input_tokens,
             "output_tokens": step.usage.output_tokens,
+            "cache_read_tokens": step.usage.cache_read_tokens,
+            "cache_write_tokens": step.usage.cache_write_tokens,
             "request": step.prompt,
             "cost_usd": step.cost_usd,
         }
@@ -172,6 +174,8 @@ def step_to_row(step: Step) -> dict[str, Any]:
         "latency_ms": step.latency_ms,
         "input_tokens": 0,
         "output_tokens": 0,
+        "cache_read_tokens": 0,
+        "cache_write_tokens": 0,
         "request": None,
         "cost_usd": None,
     }
@@ -222,7 +226,12 @@ def row_to_step(row: Mapping[Any, Any]) -> Step:
             step_no=row["step_no"],
             created_at=row["created_at"],
             latency_ms=row["latency_ms"],
-            usage=Usage(input_tokens=row["input_tokens"], output_tokens=row["output_tokens"]),
+            usage=Usage(
+                input_tokens=row["input_tokens"],
+                output_tokens=row["output_tokens"],
+                cache_read_tokens=row["cache_read_tokens"],
+                cache_write_tokens=row["cache_write_tokens"],
+            ),
             text=result.text,
             tool_calls=result.tool_calls,
             finish_reason=result.finish_reason,

@@ -110,6 +110,9 @@ steps = Table(
     Column("latency_ms", Double, nullable=False),
     Column("input_tokens", Integer, nullable=False, server_default="0"),
     Column("output_tokens", Integer, nullable=False, server_default="0"),
+    # the parts of input_tokens read from and written to the provider's prompt cache (0010)
+    Column("cache_read_tokens", Integer, nullable=False, server_default="0"),
+    Column("cache_write_tokens", Integer, nullable=False, server_default="0"),
     Column("created_at", _Time, nullable=False),
     # an LLM step's PromptRef (how many of the run's messages it sent, its tool set, model, parameters)
     Column("request", _Json),

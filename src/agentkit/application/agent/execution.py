@@ -317,7 +317,11 @@ class RunExecution:
         await self.recorder.record(self.tool_step(call, result, started_at))
         if self.run.calling:
             self.run = runs.mark_calling(self.run, ())  # stored with the run's next write
-        self.messages.append(Message(role="tool", content=result.model_text(), tool_call_id=call.id, name=call.name))
+        self.messages.append(
+            Message(
+                role="tool", content=result.model_text(), tool_call_id=call.id, name=call.name, is_error=not result.ok
+            )
+        )
         item = self.tools.get(call.name)
         if result.ok and item is not None and item.terminal:
             return await self.succeed_with(result)

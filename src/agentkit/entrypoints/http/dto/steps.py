@@ -51,6 +51,9 @@ class StepView(msgspec.Struct, kw_only=True, omit_defaults=True):
     latency_ms: float
     input_tokens: int
     output_tokens: int
+    # the parts of input_tokens read from / written to the provider's prompt cache (shown when not 0)
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
     text: str | None = None
     tool_calls: list[ToolCallView] | None = None
     finish_reason: str | None = None
@@ -77,6 +80,8 @@ def step_view(step: Step) -> StepView:
             latency_ms=round(step.latency_ms, 3),
             input_tokens=step.usage.input_tokens,
             output_tokens=step.usage.output_tokens,
+            cache_read_tokens=step.usage.cache_read_tokens or None,
+            cache_write_tokens=step.usage.cache_write_tokens or None,
             text=step.text or None,
             tool_calls=[ToolCallView(id=c.id, name=c.name, arguments=c.arguments) for c in step.tool_calls] or None,
             finish_reason=step.finish_reason.value if step.finish_reason else None,
