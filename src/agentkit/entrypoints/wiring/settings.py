@@ -119,6 +119,9 @@ class HttpSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     # A run's event stream with nothing to say sends a comment this often, so proxies with idle
     # timeouts keep the connection open.
     sse_keepalive_s: PositiveFloat = 15.0
+    # The A2A endpoints (/a2a/{agent}) also take A2A v0.3's method names (clients that send no
+    # A2A-Version header are v0.3 ones); off: such a client gets VersionNotSupported.
+    a2a_v03_compat: bool = True
     host: str = "127.0.0.1"
     port: Port = 8000
 

@@ -63,6 +63,10 @@ def api_config_of(settings: Settings, agent_names: tuple[str, ...] | None = None
         shutdown_grace_s=settings.loop.shutdown_grace_s,
         metrics_route=settings.observability.metrics_enabled and metrics_address(settings) is None,
         webhooks=settings.webhooks.webhook_secret is not None,
+        a2a_v03=settings.http.a2a_v03_compat,
+        # A2A's blocking send waits for the run's end or pause: its time limit bounds that (plus a margin
+        # for the queue); never less than RESPONSE_TIMEOUT_S
+        a2a_wait_s=max(settings.http.response_timeout_s, settings.loop.run_timeout_s + 30.0),
     )
 
 
