@@ -19,7 +19,8 @@ _COLUMN_LIST: Final = ", ".join(RUN_COLUMNS)
 _VALUES: Final = ", ".join(f"${n}" for n in range(1, len(RUN_COLUMNS) + 1))
 # runs a write may still change
 _OPEN: Final = ", ".join(
-    f"'{status.value}'" for status in (RunStatus.PENDING, RunStatus.RUNNING, RunStatus.REQUIRES_ACTION)
+    f"'{status.value}'"
+    for status in (RunStatus.PENDING, RunStatus.RUNNING, RunStatus.REQUIRES_ACTION, RunStatus.WAITING)
 )
 _REPLACED: Final = ", ".join(
     f"{name} = excluded.{name}" for name in RUN_COLUMNS if name not in ("id", "cancel_requested")

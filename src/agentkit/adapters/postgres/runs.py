@@ -33,6 +33,7 @@ R = TypeVar("R")
 _guarded = store_outage("PostgreSQL")
 # runs an executor takes, renews and loses (a paused run has no executor: its expiry is an answer's deadline)
 _EXECUTABLE: Final = (RunStatus.PENDING.value, RunStatus.RUNNING.value)
+_PAUSED: Final = (RunStatus.REQUIRES_ACTION.value, RunStatus.WAITING.value)
 _IDEMPOTENCY_INDEX: Final = "uq_runs_owner_idempotency_key"
 _PRUNE_BATCH: Final = 1000
 _EXPIRE: Final = (
@@ -169,6 +170,16 @@ class SqlaRunRepository(RunRepository):
             await conn.execute(query)
 
     @_postgres
+    async def children(self, run_id: RunId) -> list[Run]:
+        """The run's children, oldest first (`ix_runs_parent_run_id_created_at`)."""
+        if not is_uuid(run_id):
+            return []
+        query = select(runs).where(runs.c.parent_run_id == run_id).order_by(runs.c.created_at, runs.c.id)
+        async with self._engine.connect() as conn:
+            rows = (await conn.execute(query)).mappings().all()
+        return [row_to_run(row) for row in rows]
+
+    @_postgres
     async def lapsed(self, now: datetime, *, limit: int = 100, after: LapsedCursor | None = None) -> list[Run]:
         """Unfinished runs whose lease expired before `now` (see `expire_lapsed` on outages), longest-lapsed first.
 
@@ -252,14 +263,34 @@ class SqlaRunRepository(RunRepository):
             .where(
                 runs.c.id == run.id,
                 runs.c.attempt == run.attempt,
-                runs.c.status == RunStatus.REQUIRES_ACTION.value,
+                runs.c.status.in_(_PAUSED),
                 runs.c.action == literal(expected, runs.c.action.type),
             )
-            .values(status=run.status.value, action=run.action, expires_at=run.expires_at)
+            .values(
+                status=run.status.value,
+                action=run.action,
+                expires_at=run.expires_at,
+                children_input_tokens=run.children_input_tokens,
+                children_output_tokens=run.children_output_tokens,
+                children_cost_usd=run.children_cost_usd,
+            )
             .returning(runs.c.id)
         )
         async with self._single.connect() as conn:
             return (await conn.execute(query)).first() is not None
+
+    @_postgres
+    async def stalled_waits(self, now: datetime, *, limit: int = 100) -> list[Run]:
+        """Waiting runs whose expiry passed, oldest expiry first (`ix_runs_waiting_expires_at`)."""
+        query = (
+            select(runs)
+            .where(runs.c.status == RunStatus.WAITING.value, runs.c.expires_at < now)
+            .order_by(runs.c.expires_at, runs.c.id)
+            .limit(limit)
+        )
+        async with self._engine.connect() as conn:
+            rows = (await conn.execute(query)).mappings().all()
+        return [row_to_run(row) for row in rows]
 
     @_postgres
     async def expire_unanswered(self, now: datetime, *, reason: str, limit: int = 100) -> list[Run]:

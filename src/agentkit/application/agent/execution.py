@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 import msgspec
 import structlog
 
+from agentkit.application.agent.agent_tools import child_run_id
 from agentkit.application.agent.answers import answered_result
 from agentkit.application.agent.config import STRUCTURED_OUTPUT_PROMPT, STRUCTURED_OUTPUT_REMINDER
 from agentkit.application.agent.deps import LoopDeps
@@ -40,6 +41,7 @@ from agentkit.domain.tools import ToolResult, ToolSchema
 logger = structlog.get_logger(__name__)
 _NONE: frozenset[str] = frozenset()
 _NO_CALLS: frozenset[ToolCallId] = frozenset()
+_NO_AGENTS: dict[str, str] = {}
 
 
 class RunExecution:
@@ -49,6 +51,7 @@ class RunExecution:
     """
 
     __slots__ = (
+        "agent_tools",
         "approval_names",
         "claimed_from",
         "client_tool_names",
@@ -81,6 +84,11 @@ class RunExecution:
         self.schemas: Sequence[ToolSchema] = (
             (*self.tools.schemas(), *run.client_tools) if run.client_tools else self.tools.schemas()
         )
+        # other agents, as tools: a call pauses the run on a child run (most agents call none)
+        agent_tools = deps.config.agent_tools
+        self.agent_tools = {item.name: item.agent for item in agent_tools} if agent_tools else _NO_AGENTS
+        if agent_tools:
+            self.schemas = (*self.schemas, *(item.schema for item in agent_tools))
         # most runs have neither: they share one empty set instead of holding two (216 B each)
         self.client_tool_names = frozenset(schema.name for schema in run.client_tools) if run.client_tools else _NONE
         self.approval_names = frozenset(run.approval_required) if run.approval_required else _NONE
@@ -88,8 +96,11 @@ class RunExecution:
         self.limits = LoopLimits(
             max_steps=run.max_steps,
             repeat_limit=deps.config.repeat_limit,
-            token_budget=run.token_budget,  # set when the run was created (CreateRun caps it)
-            cost_budget=run.cost_budget,
+            # set when the run was created (CreateRun caps it); what its child runs spent counts too
+            token_budget=None
+            if run.token_budget is None
+            else run.token_budget - run.children_input_tokens - run.children_output_tokens,
+            cost_budget=None if run.cost_budget is None else run.cost_budget - (run.children_cost_usd or 0.0),
             output_required=run.output_schema is not None,
         )
         self.messages: list[Message] = []
@@ -354,7 +365,10 @@ class RunExecution:
         for call in calls:
             if stored and call.id in stored:
                 continue
-            if call.name in self.client_tool_names:
+            callee = self.agent_tools.get(call.name) if self.agent_tools else None
+            if callee is not None:
+                kind = ActionKind.CHILD_RUN
+            elif call.name in self.client_tool_names:
                 kind = ActionKind.CLIENT_TOOL
             elif call.name in self.approval_names or self.tools.requires_approval(call.name):
                 kind = ActionKind.APPROVAL
@@ -363,8 +377,17 @@ class RunExecution:
             if action is not None and action.answer_of(call.id) is not None:
                 continue
             digest = call_digest(call.name, call.arguments)
+            child = None if callee is None else child_run_id(self.run.id, self.turn_step, call.id)
             waiting.append(
-                PendingCall(call_id=call.id, name=call.name, arguments=call.arguments, digest=digest, kind=kind)
+                PendingCall(
+                    call_id=call.id,
+                    name=call.name,
+                    arguments=call.arguments,
+                    digest=digest,
+                    kind=kind,
+                    child_run_id=child,
+                    agent=callee,
+                )
             )
         return tuple(waiting)
 
@@ -382,7 +405,11 @@ class RunExecution:
                 "(TRACE_PAYLOADS=false or TRACE_REDACT_FIELDS), so it could not go on from them",
             )
         now = self.deps.clock.now()
-        until = now + timedelta(seconds=self.deps.config.approval_ttl_s)
+        config = self.deps.config
+        # a client has until APPROVAL_TTL_S to answer; child runs end by their own limits, and the
+        # sweeper looks at a waiting run's children once a lease has passed (an end not passed on)
+        client_owes = any(call.kind is not ActionKind.CHILD_RUN for call in waiting)
+        until = now + timedelta(seconds=config.approval_ttl_s if client_owes else config.lease_s)
         logger.info("run_paused", calls=[call.call_id for call in waiting], kinds=[call.kind for call in waiting])
         return runs.pause(self.run, waiting, now=now, until=until, turn_step=self.turn_step)
 

@@ -6,6 +6,7 @@ from typing import Any
 import msgspec
 import structlog
 
+from agentkit.application.agent.agent_tools import agent_tool
 from agentkit.application.agent.config import AgentConfig
 from agentkit.application.agent.deps import LoopDeps
 from agentkit.application.agents.profile import DEFAULT_AGENT, AgentProfile
@@ -150,14 +151,23 @@ class AgentCatalog:
         return cached[1]
 
 
-def agent_config(base: AgentConfig, profile: AgentProfile) -> AgentConfig:
-    """The loop configuration of an agent: the base one with its instructions and limits."""
+def agent_config(
+    base: AgentConfig, profile: AgentProfile, profiles: Mapping[str, AgentProfile] | None = None
+) -> AgentConfig:
+    """The loop configuration of an agent: the base one with its instructions, limits and callable agents.
+
+    `profiles` (every agent's) gives the descriptions of the agents it may call.
+    """
     limits = profile.limits
+    known = profiles or {}
     return msgspec.structs.replace(
         base,
         system_prompt=agent_system_prompt(base.system_prompt, profile.instructions),
         repeat_limit=limits.max_repeated_calls or base.repeat_limit,
         run_timeout_s=limits.run_timeout_s or base.run_timeout_s,
+        agent_tools=tuple(
+            agent_tool(name, known[name].description if name in known else "") for name in profile.agents
+        ),
     )
 
 

@@ -38,3 +38,16 @@ class GetTrace:
         run, steps = await self.execute(run_id, owner)
         prompts = RunPrompts() if self._prompts is None else await self._prompts.prompts(run_id)
         return run, steps, prompts
+
+
+class GetChildren:
+    """The child runs of a run (the runs its calls of other agents started), oldest first."""
+
+    def __init__(self, *, runs: RunRepository) -> None:
+        self._runs = runs
+
+    async def execute(self, run: Run) -> list[Run]:
+        """The run's children; a run that never paused started none, and costs no read."""
+        if not run.pauses:
+            return []
+        return await self._runs.children(run.id)

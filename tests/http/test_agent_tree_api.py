@@ -1,0 +1,73 @@
+"""Agents that call agents over HTTP: child runs as tools, linked, visible, limited and cancelled as one tree."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.agent_tree_fixtures import GoalScriptedLLM, agents_file, answer, calls
+from tests.http_fixtures import ApiClient, ApiFactory, headers
+
+GOAL = "what is 2 + 3, and say it nicely"
+MATH_TASK = "add 2 and 3"
+WRITER_TASK = "one line about five"
+
+
+@pytest.fixture(params=["memory", "real"])
+def both_factory(request: pytest.FixtureRequest) -> ApiFactory:
+    """On in-memory state, and on the test database and Redis (migration 0011's columns)."""
+    factory: ApiFactory = request.getfixturevalue(f"{request.param}_api_factory")
+    return factory
+
+
+async def read(api: ApiClient, path: str, **params: Any) -> Any:
+    response = await api.get(path, params=params, headers=headers())
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+async def test_an_agent_calls_two_agents_as_tools_and_the_tree_is_linked_and_visible(
+    both_factory: ApiFactory, tmp_path: Path
+) -> None:
+    llm = GoalScriptedLLM(
+        {
+            GOAL: [
+                calls(("ask_math", "c1", {"task": MATH_TASK}), ("ask_writer", "c2", {"task": WRITER_TASK})),
+                answer("2 + 3 = 5. Five is fine."),
+            ],
+            MATH_TASK: [calls(("add", "m1", {"a": 2, "b": 3})), calls(("final_result", "m2", {"value": 5}))],
+            WRITER_TASK: [answer("Five is fine.")],
+        }
+    )
+    api = await both_factory(llm=llm, agents_file=agents_file(tmp_path))
+
+    created = await api.post("/v1/runs", json={"goal": GOAL, "agent": "triage"}, headers=headers())
+
+    assert created.status_code == 201, created.text
+    run = created.json()
+    assert (run["status"], run["answer"], run["agent"]) == ("succeeded", "2 + 3 = 5. Five is fine.", "triage")
+    parent = await read(api, f"/v1/runs/{run['id']}")
+    children = parent["children"]
+    assert [(c["agent"], c["status"], c["call_id"], c["step_no"]) for c in children] == [
+        ("math", "succeeded", "c1", 1),
+        ("writer", "succeeded", "c2", 1),
+    ]
+    # usage rolls up: the parent's own two calls, and the tree's five
+    assert parent["usage"] == {"input_tokens": 20, "output_tokens": 4}
+    assert parent["tree_usage"] == {"input_tokens": 50, "output_tokens": 10}
+    math = await read(api, children[0]["link"])
+    assert (math["parent_run_id"], math["parent_call_id"], math["parent_step_no"]) == (run["id"], "c1", 1)
+    assert (math["goal"], math["output"], math["depth"]) == (MATH_TASK, {"value": 5}, 1)
+    listed = await read(api, "/v1/runs", parent_run_id=run["id"])
+    assert sorted(r["id"] for r in listed["runs"]) == sorted(c["id"] for c in children)
+    # the parent's trace: the calls' results are the children's typed output and answer
+    steps = (await read(api, f"/v1/runs/{run['id']}/trace"))["steps"]
+    results = {s["tool_name"]: s["result"] for s in steps if s["kind"] == "tool"}
+    assert results["ask_math"]["ok"] is True
+    assert results["ask_math"]["output"] == '{"value":5}'
+    assert results["ask_writer"]["output"] == "Five is fine."
+    # the model saw the agents as tools, with their descriptions; no turn was asked for twice
+    tools = {schema.name: schema for schema in llm.requests[0][2]}
+    assert set(tools) == {"ask_math", "ask_writer"}
+    assert tools["ask_math"].description.startswith("Computes exactly.")
+    assert llm.asked == {GOAL: 2, MATH_TASK: 2, WRITER_TASK: 1}
