@@ -60,9 +60,18 @@ class GoalScriptedLLM(LLMClient):
     so a test sees that no turn was asked for twice.
     """
 
-    def __init__(self, scripts: Mapping[str, Sequence[LLMResponse]], *, delay_s: Mapping[str, float] | None = None):
+    def __init__(
+        self,
+        scripts: Mapping[str, Sequence[LLMResponse]],
+        *,
+        delay_s: Mapping[str, float] | None = None,
+        gated: Sequence[str] = (),
+    ):
         self._scripts = {goal: list(script) for goal, script in scripts.items()}
         self._delay = dict(delay_s or {})
+        # a gated goal's calls wait for `gates[goal]`; `entered[goal]` is set once one is waiting
+        self.gates = {goal: asyncio.Event() for goal in gated}
+        self.entered = {goal: asyncio.Event() for goal in gated}
         self.asked: dict[str, int] = {}
         self.requests: list[tuple[str, list[Message], list[ToolSchema]]] = []
 
@@ -88,4 +97,7 @@ class GoalScriptedLLM(LLMClient):
         delay = self._delay.get(goal, 0.0)
         if delay:
             await asyncio.sleep(delay)
+        if goal in self.gates:
+            self.entered[goal].set()
+            await self.gates[goal].wait()
         return script[turn]

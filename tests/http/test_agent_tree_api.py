@@ -71,3 +71,80 @@ async def test_an_agent_calls_two_agents_as_tools_and_the_tree_is_linked_and_vis
     assert set(tools) == {"ask_math", "ask_writer"}
     assert tools["ask_math"].description.startswith("Computes exactly.")
     assert llm.asked == {GOAL: 2, MATH_TASK: 2, WRITER_TASK: 1}
+
+
+async def test_a_cycle_of_agents_is_stopped_with_its_path_named(both_factory: ApiFactory, tmp_path: Path) -> None:
+    llm = GoalScriptedLLM(
+        {
+            GOAL: [calls(("ask_writer", "c1", {"task": WRITER_TASK})), answer("the writer could not help")],
+            WRITER_TASK: [calls(("ask_triage", "w1", {"task": "triage again"})), answer("triage would loop")],
+        }
+    )
+    api = await both_factory(llm=llm, agents_file=agents_file(tmp_path))
+
+    created = await api.post("/v1/runs", json={"goal": GOAL, "agent": "triage"}, headers=headers())
+
+    assert created.status_code == 201, created.text
+    assert created.json()["answer"] == "the writer could not help"
+    [writer] = (await read(api, f"/v1/runs/{created.json()['id']}"))["children"]
+    writer_run = await read(api, writer["link"])
+    assert (writer_run["status"], writer_run["children"]) == ("succeeded", [])  # no run was started for the cycle
+    steps = (await read(api, f"{writer['link']}/trace"))["steps"]
+    refused = next(s for s in steps if s.get("tool_name") == "ask_triage")
+    assert refused["result"]["ok"] is False
+    assert "a cycle of agents (triage -> writer -> triage)" in refused["result"]["error"]
+    assert "triage again" not in llm.asked
+
+
+async def test_the_trees_token_budget_stops_a_child(both_factory: ApiFactory, tmp_path: Path) -> None:
+    llm = GoalScriptedLLM(
+        {
+            GOAL: [calls(("ask_math", "c1", {"task": MATH_TASK})), answer("never asked")],
+            MATH_TASK: [calls(("add", "m1", {"a": 2, "b": 3}), tokens=90)],
+        }
+    )
+    api = await both_factory(llm=llm, agents_file=agents_file(tmp_path))
+
+    created = await api.post("/v1/runs", json={"goal": GOAL, "agent": "triage", "token_budget": 100}, headers=headers())
+
+    assert created.status_code == 201, created.text
+    parent = await read(api, f"/v1/runs/{created.json()['id']}")
+    # the tree spent 12 + 92: the parent stops too, before it asks its model again
+    assert (parent["status"], parent["failure_reason"]) == (
+        "failed",
+        "token budget exceeded: 104 tokens spent by this run and its child runs, the budget is 100",
+    )
+    assert llm.asked[GOAL] == 1
+    [child] = parent["children"]
+    math = await read(api, child["link"])
+    # the child had what the parent left: 100 - the parent's first call (12)
+    assert (math["status"], math["token_budget"]) == ("failed", 88)
+    assert math["failure_reason"] == "token budget exceeded: 92 tokens spent, the budget is 88"
+    assert parent["tree_usage"] == {"input_tokens": 100, "output_tokens": 4}
+
+
+async def test_cancelling_a_parent_cancels_its_children(both_factory: ApiFactory, tmp_path: Path) -> None:
+    llm = GoalScriptedLLM(
+        {
+            GOAL: [calls(("ask_math", "c1", {"task": MATH_TASK})), answer("never")],
+            MATH_TASK: [calls(("add", "m1", {"a": 2, "b": 3})), answer("never")],
+        },
+        gated=[MATH_TASK],
+    )
+    api = await both_factory(llm=llm, agents_file=agents_file(tmp_path))
+
+    created = await api.post(
+        "/v1/runs", json={"goal": GOAL, "agent": "triage"}, headers=headers(Prefer="respond-async")
+    )
+    run_id = created.json()["id"]
+    await llm.entered[MATH_TASK].wait()  # the child is in its model call
+    cancelled = await api.post(f"/v1/runs/{run_id}/cancel", headers=headers())
+    llm.gates[MATH_TASK].set()
+
+    assert (cancelled.status_code, cancelled.json()["status"]) == (200, "cancelled")
+    [child] = (await read(api, f"/v1/runs/{run_id}"))["children"]
+    math = await read(api, child["link"], wait=10)
+    assert (math["status"], math["cancel_requested"]) == ("cancelled", True)
+    parent = await read(api, f"/v1/runs/{run_id}")
+    assert (parent["status"], parent["failure_reason"]) == ("cancelled", "cancelled while it waited on its child runs")
+    assert llm.asked[MATH_TASK] == 1  # it stopped at its next step

@@ -96,10 +96,8 @@ class RunExecution:
         self.limits = LoopLimits(
             max_steps=run.max_steps,
             repeat_limit=deps.config.repeat_limit,
-            # set when the run was created (CreateRun caps it); what its child runs spent counts too
-            token_budget=None
-            if run.token_budget is None
-            else run.token_budget - run.children_input_tokens - run.children_output_tokens,
+            token_budget=run.token_budget,  # set when the run was created (CreateRun caps it)
+            # what its child runs cost counts too (their tokens join the policy's count in `_open`)
             cost_budget=None if run.cost_budget is None else run.cost_budget - (run.children_cost_usd or 0.0),
             output_required=run.output_schema is not None,
         )
@@ -202,13 +200,25 @@ class RunExecution:
             return self.end(point.outcome.status, point.outcome.reason)
         if self.run.action is not None and (not point.pending or self.run.action.turn_step != point.pending_turn_step):
             self.run = runs.action_done(self.run)  # answers for a turn that is over: they hold for no other
+        state = point.state
+        children = self.run.children_input_tokens + self.run.children_output_tokens
+        if children:
+            # one budget for the tree: what its child runs spent counts as the run's own
+            state = msgspec.structs.replace(state, tokens=state.tokens + children)
+            budget = self.limits.token_budget
+            if budget is not None and state.tokens > budget:
+                return self.end(
+                    RunStatus.FAILED,
+                    f"token budget exceeded: {state.tokens} tokens spent by this run and its child runs, "
+                    f"the budget is {budget}",
+                )
         if point.pending:
             self.resumed = frozenset(call.id for call in point.pending)
             self.turn_step = point.pending_turn_step
             finished = await self._call_tools(point.turn, point.stored)
             if finished is not None:
                 return finished
-        return point.state
+        return state
 
     async def _turns(self, state: LoopState) -> Run:
         """The loop: ask the model, act on the policy's decision, until the run ends."""
