@@ -148,3 +148,59 @@ async def test_cancelling_a_parent_cancels_its_children(both_factory: ApiFactory
     parent = await read(api, f"/v1/runs/{run_id}")
     assert (parent["status"], parent["failure_reason"]) == ("cancelled", "cancelled while it waited on its child runs")
     assert llm.asked[MATH_TASK] == 1  # it stopped at its next step
+
+
+HANDOFF_AGENTS = """
+[agents.frontdesk]
+description = "Greets and routes."
+instructions = "You are the front desk."
+tools = []
+handoffs = ["billing"]
+
+[agents.billing]
+description = "Answers billing questions."
+instructions = "You are billing."
+tools = ["lookup"]
+"""
+
+
+async def test_a_handoff_goes_on_as_the_other_agent_and_the_trace_names_both(
+    both_factory: ApiFactory, tmp_path: Path
+) -> None:
+    goal = "why was I charged twice?"
+    llm = GoalScriptedLLM(
+        {
+            goal: [
+                calls(("transfer_to_billing", "h1", {}), ("lookup", "x1", {"city": "Paris"})),
+                calls(("lookup", "b1", {"city": "Paris"})),
+                answer("Billing here: a refund is on its way."),
+            ]
+        }
+    )
+    api = await both_factory(llm=llm, agents_file=agents_file(tmp_path, HANDOFF_AGENTS))
+
+    created = await api.post("/v1/runs", json={"goal": goal, "agent": "frontdesk"}, headers=headers())
+
+    assert created.status_code == 201, created.text
+    run = created.json()
+    assert (run["status"], run["agent"]) == ("succeeded", "billing")
+    assert run["answer"] == "Billing here: a refund is on its way."
+    trace = await read(api, f"/v1/runs/{run['id']}/trace")
+    assert trace["agent"] == "billing"
+    assert [(s["kind"], s.get("tool_name"), s["agent"]) for s in trace["steps"]] == [
+        ("llm", None, "frontdesk"),
+        ("tool", "transfer_to_billing", "frontdesk"),
+        ("tool", "lookup", "frontdesk"),
+        ("llm", None, "billing"),
+        ("tool", "lookup", "billing"),
+        ("llm", None, "billing"),
+    ]
+    skipped = trace["steps"][2]["result"]
+    assert (skipped["ok"], skipped["error"]) == (False, "not run: the conversation was handed to 'billing'")
+    # the conversation was kept, under billing's instructions and tools
+    (_, first, first_tools), (_, second, second_tools), _ = llm.requests
+    assert "You are the front desk." in (first[0].content or "")
+    assert "You are billing." in (second[0].content or "")
+    assert [m.content for m in second if m.role == "user"] == [goal]
+    assert [schema.name for schema in first_tools] == ["transfer_to_billing"]
+    assert [schema.name for schema in second_tools] == ["lookup"]

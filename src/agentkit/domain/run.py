@@ -399,6 +399,13 @@ def action_done(run: Run) -> Run:
     return msgspec.structs.replace(run, action=None)
 
 
+def hand_off(run: Run, *, agent: str, agent_version: str | None) -> Run:
+    """The running run goes on as another agent's: its instructions, tools and model from here on."""
+    if run.status is not RunStatus.RUNNING:
+        raise IllegalTransition(run.status.value, RunStatus.RUNNING.value)
+    return msgspec.structs.replace(run, agent=agent, agent_version=agent_version)
+
+
 def mark_calling(run: Run, call_ids: tuple[ToolCallId, ...]) -> Run:
     """Record the calls of tools that are not idempotent as started (or, with none, that none is)."""
     return msgspec.structs.replace(run, calling=call_ids)

@@ -29,6 +29,7 @@ class _LLMResult(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     response_model: str | None = None
     provider_finish_reason: str | None = None
     redacted: bool = False
+    agent: str | None = None
 
 
 def _text(value: str | None) -> str | None:
@@ -167,6 +168,7 @@ def step_to_row(step: Step) -> dict[str, Any]:
                 response_model=step.response_model,
                 provider_finish_reason=step.provider_finish_reason,
                 redacted=step.redacted,
+                agent=step.agent,
             ),
             "error": _text(step.error),
             "latency_ms": step.latency_ms,
@@ -251,6 +253,7 @@ def row_to_step(row: Mapping[Any, Any]) -> Step:
             provider_finish_reason=result.provider_finish_reason,
             cost_usd=row["cost_usd"],
             redacted=result.redacted,
+            agent=result.agent,
         )
     stored = row["result"] or {}
     started_at = stored.get("started_at")

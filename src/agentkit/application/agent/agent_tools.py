@@ -15,6 +15,7 @@ from agentkit.domain.ids import RunId, ToolCallId
 from agentkit.domain.tools import ToolSchema
 
 AGENT_TOOL_PREFIX: Final = "ask_"
+HANDOFF_TOOL_PREFIX: Final = "transfer_to_"
 # a stable namespace: a child's id follows from its parent, the turn and the call, so a parent that
 # resumes and pauses again on the same turn names the same children (none is started twice)
 _CHILD_NAMESPACE: Final = uuid.UUID("6f1d4c1e-3f43-4f5e-9a0c-6a1c2b7e5d21")
@@ -58,6 +59,19 @@ def agent_tool(agent: str, description: str) -> AgentTool:
             name=f"{AGENT_TOOL_PREFIX}{agent}",
             description=f"{about} (Another agent: it answers with its result.)",
             parameters=TASK_PARAMETERS,
+        ),
+    )
+
+
+def handoff_tool(agent: str, description: str) -> AgentTool:
+    """The tool that hands the run to `agent`: the conversation goes on with its instructions and tools."""
+    about = f" ({description.strip()})" if description.strip() else ""
+    return AgentTool(
+        agent=agent,
+        schema=ToolSchema(
+            name=f"{HANDOFF_TOOL_PREFIX}{agent}",
+            description=f"Hand this conversation to the agent {agent!r}{about}; it answers from here on.",
+            parameters={"type": "object", "properties": {}, "additionalProperties": False},
         ),
     )
 

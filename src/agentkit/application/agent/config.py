@@ -39,6 +39,7 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True):
         tool_concurrency: The tool calls of one run that may run at once (a model's turn may ask
             for several; the rest wait their turn).
         agent_tools: The other agents this agent may call, as tools (each call a child run).
+        handoff_tools: The agents this agent may hand its run to (`transfer_to_<agent>`).
     """
 
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
@@ -49,3 +50,4 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True):
     approval_ttl_s: float = 86400.0
     tool_concurrency: int = 8
     agent_tools: tuple[AgentTool, ...] = ()
+    handoff_tools: tuple[AgentTool, ...] = ()

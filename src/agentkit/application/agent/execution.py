@@ -10,7 +10,7 @@ import structlog
 from agentkit.application.agent.agent_tools import child_run_id
 from agentkit.application.agent.answers import answered_result
 from agentkit.application.agent.config import STRUCTURED_OUTPUT_PROMPT, STRUCTURED_OUTPUT_REMINDER
-from agentkit.application.agent.deps import LoopDeps
+from agentkit.application.agent.deps import AgentChooser, LoopDeps
 from agentkit.application.agent.durability import (
     hand_back,
     keep_lease,
@@ -52,13 +52,16 @@ class RunExecution:
 
     __slots__ = (
         "agent_tools",
+        "agents",
         "approval_names",
         "claimed_from",
         "client_tool_names",
         "context",
         "deps",
+        "handoffs",
         "limits",
         "messages",
+        "named",
         "recorder",
         "resumed",
         "resumed_stream",
@@ -69,26 +72,22 @@ class RunExecution:
         "turn_step",
     )
 
-    def __init__(self, deps: LoopDeps, run: Run, *, claimed_from: RunStatus | None = None) -> None:
-        self.deps = deps
+    def __init__(
+        self,
+        deps: LoopDeps,
+        run: Run,
+        *,
+        claimed_from: RunStatus | None = None,
+        agents: AgentChooser | None = None,
+    ) -> None:
         self.run = run
         # set when the caller already claimed the run (from this status): the start is stored
         self.claimed_from = claimed_from
+        self.agents = agents
         self.recorder = StepRecorder(deps)
-        self.tools: ToolRegistry = deps.tools
-        self.system_prompt = deps.config.system_prompt
-        if run.output_schema is not None:
-            self.tools = self.tools.with_tools([final_result_tool(run.output_schema)])
-            self.system_prompt = f"{self.system_prompt}\n{STRUCTURED_OUTPUT_PROMPT}"
-        # the client's own tools are offered like any other, but never run here: a call pauses the run
-        self.schemas: Sequence[ToolSchema] = (
-            (*self.tools.schemas(), *run.client_tools) if run.client_tools else self.tools.schemas()
-        )
-        # other agents, as tools: a call pauses the run on a child run (most agents call none)
-        agent_tools = deps.config.agent_tools
-        self.agent_tools = {item.name: item.agent for item in agent_tools} if agent_tools else _NO_AGENTS
-        if agent_tools:
-            self.schemas = (*self.schemas, *(item.schema for item in agent_tools))
+        self._equip(deps)
+        # LLM steps name their agent in runs that can hand off (or did): the trace says who asked
+        self.named = bool(self.handoffs)
         # most runs have neither: they share one empty set instead of holding two (216 B each)
         self.client_tool_names = frozenset(schema.name for schema in run.client_tools) if run.client_tools else _NONE
         self.approval_names = frozenset(run.approval_required) if run.approval_required else _NONE
@@ -108,6 +107,28 @@ class RunExecution:
         self.turn_step = 0
         # a resumed run's first streamed call says so first: an earlier attempt may have streamed part of it
         self.resumed_stream = False
+
+    def _equip(self, deps: LoopDeps) -> None:
+        """Take the model, tools and configuration of `deps` (the run's agent; another one's after a handoff)."""
+        run = self.run
+        self.deps = deps
+        self.recorder.deps = deps
+        self.tools: ToolRegistry = deps.tools
+        self.system_prompt = deps.config.system_prompt
+        if run.output_schema is not None:
+            self.tools = self.tools.with_tools([final_result_tool(run.output_schema)])
+            self.system_prompt = f"{self.system_prompt}\n{STRUCTURED_OUTPUT_PROMPT}"
+        # the client's own tools are offered like any other, but never run here: a call pauses the run
+        self.schemas: Sequence[ToolSchema] = (
+            (*self.tools.schemas(), *run.client_tools) if run.client_tools else self.tools.schemas()
+        )
+        # other agents, as tools (a call pauses the run on a child run) and as handoffs: most agents have none
+        config = deps.config
+        agent_tools, handoffs = config.agent_tools, config.handoff_tools
+        self.agent_tools = {item.name: item.agent for item in agent_tools} if agent_tools else _NO_AGENTS
+        self.handoffs = {item.name: item.agent for item in handoffs} if handoffs else _NO_AGENTS
+        if agent_tools or handoffs:
+            self.schemas = (*self.schemas, *(item.schema for item in (*agent_tools, *handoffs)))
 
     async def go(self) -> Run:
         """Execute the run to its end and store that; return the run as stored."""
@@ -184,6 +205,8 @@ class RunExecution:
         self.resumed_stream = True
         await self.deps.pipeline.deliver()  # steps this process recorded reach the trace before it is read
         steps = await self.deps.reader.steps(run.id)
+        if not self.named:  # a run handed to this agent names the agent of each step from then on
+            self.named = any(isinstance(step, LLMStep) and step.agent for step in steps)
         point = replay(opening, steps, self.limits, self.tools)
         self.messages = point.messages
         self.recorder.step_no = point.last_step_no
@@ -280,6 +303,7 @@ class RunExecution:
                 response_model=response.response_model,
                 provider_finish_reason=response.provider_finish_reason,
                 cost_usd=cost,
+                agent=self.run.agent if self.named else None,
             ),
             sent,
         )
@@ -316,6 +340,10 @@ class RunExecution:
         One call is made right here (most turns: no task, no batch); several run as a `ToolBatch`,
         at once. So does one call in a worker process: a cancel must be able to kill it.
         """
+        if self.handoffs:
+            handoff = next((call for call in calls if call.name in self.handoffs), None)
+            if handoff is not None:
+                return await self._hand_off(calls, handoff, stored or {})
         waiting = self._waiting(calls, stored)
         if waiting:
             await self.deps.pipeline.deliver()  # the writer tells whether a step was stored redacted
@@ -344,6 +372,38 @@ class RunExecution:
             return await self.succeed_with(result)
         if self.run.action is not None:
             self.run = runs.action_done(self.run)  # stored with the run's next write
+        return None
+
+    async def _hand_off(
+        self, calls: Sequence[ToolCall], handoff: ToolCall, stored: Mapping[ToolCallId, ToolResult]
+    ) -> Run | None:
+        """The model handed the run to another agent: the conversation goes on with that agent's everything.
+
+        Only the turn's first handoff counts; the turn's other calls are not made (their results say
+        so, so the conversation stays whole). The trace is stored, then the run as the new agent's
+        (fenced, like a call about to start): a resumed run goes on as the agent it names.
+        """
+        source, target = self.run.agent, self.handoffs[handoff.name]
+        if self.agents is None:
+            return self.end(RunStatus.FAILED, f"it cannot hand off to {target!r}: this process has no agents")
+        for call in calls:
+            result = stored.get(call.id)
+            if result is None:
+                started_at = self.deps.clock.now()
+                if call is handoff:
+                    result = ToolResult(ok=True, output=f"Handed off from {source!r} to {target!r}.")
+                else:
+                    result = ToolResult(ok=False, error=f"not run: the conversation was handed to {target!r}")
+                await self.recorder.record(self.tool_step(call, result, started_at))
+            self.messages.append(
+                Message(role="tool", content=result.model_text(), tool_call_id=call.id, name=call.name)
+            )
+        logger.info("run_handed_off", source=source, target=target)
+        self.run = runs.hand_off(self.run, agent=target, agent_version=self.agents.version_of(target))
+        self.named = True
+        self._equip(self.agents.deps_for(self.deps, target))
+        self.messages[0] = Message(role="system", content=self.system_prompt)
+        self.run = await store_calling(self.deps, self.recorder, self.run, ())
         return None
 
     def tool_step(self, call: ToolCall, result: ToolResult, started_at: datetime) -> ToolStep:

@@ -46,8 +46,8 @@ class GetChildren:
     def __init__(self, *, runs: RunRepository) -> None:
         self._runs = runs
 
-    async def execute(self, run: Run) -> list[Run]:
-        """The run's children; a run that never paused started none, and costs no read."""
+    async def execute(self, run: Run) -> list[Run] | None:
+        """The run's children; None for a run that never paused (it started none), at no cost of a read."""
         if not run.pauses:
-            return []
+            return None
         return await self._runs.children(run.id)
