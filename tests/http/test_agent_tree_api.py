@@ -3,10 +3,12 @@
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.agent_tree_fixtures import GoalScriptedLLM, agents_file, answer, calls
 from tests.http_fixtures import ApiClient, ApiFactory, headers
+from tests.sse_fixtures import read_all, served
 
 GOAL = "what is 2 + 3, and say it nicely"
 MATH_TASK = "add 2 and 3"
@@ -71,6 +73,16 @@ async def test_an_agent_calls_two_agents_as_tools_and_the_tree_is_linked_and_vis
     assert set(tools) == {"ask_math", "ask_writer"}
     assert tools["ask_math"].description.startswith("Computes exactly.")
     assert llm.asked == {GOAL: 2, MATH_TASK: 2, WRITER_TASK: 1}
+    # the parent's event stream carries its children's status changes
+    async with served(api.app) as url, httpx.AsyncClient(base_url=url, headers=headers(), timeout=30) as client:
+        events = await read_all(client, f"/v1/runs/{run['id']}/events")
+    statuses = [e.data["status"] for e in events if e.event == "status"]
+    assert statuses[0] == "pending"
+    assert "waiting" in statuses
+    assert statuses[-1] == "succeeded"
+    child_events = {(e.data["agent"], e.data["status"]) for e in events if e.event == "child"}
+    assert {("math", "succeeded"), ("writer", "succeeded"), ("math", "running")} <= child_events
+    assert all(e.data["parent_run_id"] == run["id"] for e in events if e.event == "child")
 
 
 async def test_a_cycle_of_agents_is_stopped_with_its_path_named(both_factory: ApiFactory, tmp_path: Path) -> None:
