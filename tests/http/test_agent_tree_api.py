@@ -6,6 +6,9 @@ from typing import Any
 import httpx
 import pytest
 
+from agentkit.application.runs.queries import GetRunTree
+from agentkit.domain.ids import RunId
+from agentkit.entrypoints.cli.tree_view import tree_lines
 from tests.agent_tree_fixtures import GoalScriptedLLM, agents_file, answer, calls
 from tests.http_fixtures import ApiClient, ApiFactory, headers
 from tests.sse_fixtures import read_all, served
@@ -83,6 +86,15 @@ async def test_an_agent_calls_two_agents_as_tools_and_the_tree_is_linked_and_vis
     child_events = {(e.data["agent"], e.data["status"]) for e in events if e.event == "child"}
     assert {("math", "succeeded"), ("writer", "succeeded"), ("math", "running")} <= child_events
     assert all(e.data["parent_run_id"] == run["id"] for e in events if e.event == "child")
+    # `agentkit runs trace ID --tree`: each child under the call that started it
+    async with api.app.state.dishka_container() as request:
+        node = await (await request.get(GetRunTree)).execute(RunId(run["id"]), None)
+    lines = tree_lines(node)
+    assert lines[0] == f"triage {run['id']} succeeded, 20+4 tokens (tree 50+10)"
+    assert lines[1] == "    1 llm calls ask_math, ask_writer"
+    math_at = next(n for n, line in enumerate(lines) if "tool ask_math" in line)
+    assert lines[math_at + 1].startswith(f"    math {children[0]['id']} succeeded")
+    assert any(line.endswith('tool final_result -> {"value":5}') for line in lines)
 
 
 async def test_a_cycle_of_agents_is_stopped_with_its_path_named(both_factory: ApiFactory, tmp_path: Path) -> None:

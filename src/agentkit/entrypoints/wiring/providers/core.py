@@ -38,7 +38,7 @@ from agentkit.application.runs.create_run import CreateRun
 from agentkit.application.runs.follow_run import FollowRun
 from agentkit.application.runs.list_runs import ListRuns
 from agentkit.application.runs.prune import PruneOldRuns
-from agentkit.application.runs.queries import GetChildren, GetRun, GetTrace
+from agentkit.application.runs.queries import GetChildren, GetRun, GetRunTree, GetTrace
 from agentkit.application.runs.recover_runs import lapse_grace_s
 from agentkit.application.runs.run_agent import RunAgent
 from agentkit.application.runs.run_tree import RunTree, TreeLimits
@@ -262,6 +262,7 @@ class CoreProvider(Provider):
     answer_run = provide(AnswerRun, scope=Scope.REQUEST)
     get_run = provide(GetRun, scope=Scope.REQUEST)
     get_children = provide(GetChildren, scope=Scope.REQUEST)
+    get_run_tree = provide(GetRunTree, scope=Scope.REQUEST)
     list_runs = provide(ListRuns, scope=Scope.REQUEST)
     get_session = provide(GetSession, scope=Scope.REQUEST)
     delete_session = provide(DeleteSession, scope=Scope.REQUEST)
