@@ -1,5 +1,6 @@
 """RunTree: start the child runs a waiting run's calls ask for, and hand each child's end to its parent."""
 
+import asyncio
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -91,33 +92,39 @@ class RunTree:
 
     async def _start_children(self, parent: Run, scheduler: RunScheduler) -> None:
         assert parent.action is not None  # noqa: S101 - the caller checked
-        started: list[Run] = []
-        answers: list[Callable[[Run], Run]] = []
-        for call in parent.action.calls:
-            if call.kind is not ActionKind.CHILD_RUN or call.answer is not None or call.child_run_id is None:
-                continue
-            child = await self._runs.get(call.child_run_id)
-            if child is not None:
-                if child.is_terminal:
-                    answers.append(_answer_with(child, self._clock))
-                elif child.status is RunStatus.PENDING:
-                    started.append(child)  # made before, perhaps never handed over: handing it again is harmless
-                continue
+        calls = [
+            call
+            for call in parent.action.calls
+            if call.kind is ActionKind.CHILD_RUN and call.answer is None and call.child_run_id is not None
+        ]
+        # the calls of a turn start their children at once: each is handed over as soon as it is stored
+        answers = await asyncio.gather(*(self._start_child(parent, call, scheduler) for call in calls))
+        for answer in answers:
+            if answer is not None:
+                await self._answer(parent.id, scheduler, answer)
+
+    async def _start_child(
+        self, parent: Run, call: PendingCall, scheduler: RunScheduler
+    ) -> Callable[[Run], Run] | None:
+        """Store the call's child run and hand it over; or the answer the call already has (a refusal, an end)."""
+        assert call.child_run_id is not None  # noqa: S101 - the caller checked
+        child = await self._runs.get(call.child_run_id)  # a resumed parent's turn may have started it
+        if child is not None and child.is_terminal:
+            return _answer_with(child, self._clock)
+        if child is None:
             made = self._child(parent, call)
             if isinstance(made, str):
                 logger.info("child_run_refused", run_id=parent.id, call_id=call.call_id, reason=made)
-                answers.append(_refusal(call.child_run_id, made, self._clock))
-                continue
+                return _refusal(call.child_run_id, made, self._clock)
             await self._runs.add(made)
             logger.info("child_run_created", run_id=parent.id, child_run_id=made.id, agent=made.agent)
-            started.append(made)
-        for child in started:
+            child = made
+        if child.status is RunStatus.PENDING:  # made before, perhaps never handed over: handing it again is harmless
             try:
                 await scheduler.submit(child)
             except ApplicationError:
                 logger.info("child_run_submit_deferred", child_run_id=child.id)  # the sweeper starts it
-        for answer in answers:
-            await self._answer(parent.id, scheduler, answer)
+        return None
 
     def _child(self, parent: Run, call: PendingCall) -> Run | str:
         """The child run a call starts, or why it starts none."""
