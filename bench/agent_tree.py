@@ -27,7 +27,6 @@ from typing import Any
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parent)]
 
 import structlog  # noqa: E402
-from bench.http_harness import scratch_state  # noqa: E402
 from dishka.integrations.litestar import LitestarProvider  # noqa: E402
 from tests.agent_tree_fixtures import GoalScriptedLLM, answer, calls  # noqa: E402
 from tests.http_fixtures import ApiClient, Overrides  # noqa: E402
@@ -38,6 +37,7 @@ from agentkit.entrypoints.wiring.container import make_container  # noqa: E402
 from agentkit.entrypoints.wiring.serving import build_http_app  # noqa: E402
 from agentkit.entrypoints.wiring.settings import load_settings  # noqa: E402
 from agentkit.entrypoints.wiring.startup import started_state  # noqa: E402
+from http_harness import scratch_state  # noqa: E402
 
 KEY = "bench-tree-key"
 AGENTS = """
