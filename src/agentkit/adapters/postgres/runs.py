@@ -18,7 +18,9 @@ from agentkit.adapters.postgres.run_sql import (
     GET_RUN_BY_KEY,
     INSERT_RUN,
     RUN_FENCE,
+    SAVE_ANSWER,
     SAVE_RUN,
+    answer_arguments,
     run_arguments,
 )
 from agentkit.adapters.postgres.tables import runs
@@ -33,7 +35,6 @@ R = TypeVar("R")
 _guarded = store_outage("PostgreSQL")
 # runs an executor takes, renews and loses (a paused run has no executor: its expiry is an answer's deadline)
 _EXECUTABLE: Final = (RunStatus.PENDING.value, RunStatus.RUNNING.value)
-_PAUSED: Final = (RunStatus.REQUIRES_ACTION.value, RunStatus.WAITING.value)
 _IDEMPOTENCY_INDEX: Final = "uq_runs_owner_idempotency_key"
 _PRUNE_BATCH: Final = 1000
 _EXPIRE: Final = (
@@ -254,30 +255,13 @@ class SqlaRunRepository(RunRepository):
     async def save_answer(self, run: Run, *, expected: RequiredAction) -> bool:
         """Store a paused run's answered action (and its return to running) if it still waits with `expected`.
 
-        One compare-and-set UPDATE: of two answers given at once, the second finds the action changed.
+        One compare-and-set UPDATE (sent by asyncpg itself: a child run's end makes one): of two answers
+        given at once, the second finds the action changed.
         """
         if not is_uuid(run.id):
             return False
-        query = (
-            update(runs)
-            .where(
-                runs.c.id == run.id,
-                runs.c.attempt == run.attempt,
-                runs.c.status.in_(_PAUSED),
-                runs.c.action == literal(expected, runs.c.action.type),
-            )
-            .values(
-                status=run.status.value,
-                action=run.action,
-                expires_at=run.expires_at,
-                children_input_tokens=run.children_input_tokens,
-                children_output_tokens=run.children_output_tokens,
-                children_cost_usd=run.children_cost_usd,
-            )
-            .returning(runs.c.id)
-        )
-        async with self._single.connect() as conn:
-            return (await conn.execute(query)).first() is not None
+        async with driver_connection(self._engine) as conn:
+            return await conn.fetchval(SAVE_ANSWER, *answer_arguments(run, expected)) is not None
 
     @_postgres
     async def stalled_waits(self, now: datetime, *, limit: int = 100) -> list[Run]:
