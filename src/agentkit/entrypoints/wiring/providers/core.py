@@ -40,7 +40,7 @@ from agentkit.application.runs.list_runs import ListRuns
 from agentkit.application.runs.prune import PruneOldRuns
 from agentkit.application.runs.queries import GetChildren, GetRun, GetRunTree, GetTrace
 from agentkit.application.runs.recover_runs import lapse_grace_s
-from agentkit.application.runs.run_agent import RunAgent
+from agentkit.application.runs.run_agent import RunAgent, TreeWaiting
 from agentkit.application.runs.run_tree import RunTree, TreeLimits
 from agentkit.application.runs.submit_run import SubmitRun
 from agentkit.application.runs.wait_for_run import WaitForRun
@@ -249,7 +249,30 @@ class CoreProvider(Provider):
             runs=runs, log=log, scheduler=scheduler, idle_s=settings.http.sse_keepalive_s, events=events, clock=clock
         )
 
-    run_agent = provide(RunAgent, scope=Scope.REQUEST)
+    @provide(scope=Scope.REQUEST)
+    def run_agent(
+        self,
+        create: CreateRun,
+        loop: AgentLoop,
+        tree: RunTree,
+        scheduler: RunScheduler,
+        runs: RunRepository,
+        events: RunEvents,
+        clock: Clock,
+        settings: Settings,
+    ) -> RunAgent:
+        """The RunAgent use-case (CLI, MCP server): a run that calls other agents is awaited through its tree."""
+        loop_settings = settings.loop
+        waiting = TreeWaiting(
+            tree=tree,
+            scheduler=scheduler,
+            runs=runs,
+            events=events,
+            clock=clock,
+            wait_s=loop_settings.run_timeout_s * (loop_settings.agent_tree_max_depth + 1),
+        )
+        return RunAgent(create=create, loop=loop, waiting=waiting)
+
     chat_turn = provide(ChatTurn, scope=Scope.REQUEST)
     list_agents = provide(ListAgents, scope=Scope.REQUEST)
     agent_tools = provide(AgentTools, scope=Scope.REQUEST)
