@@ -77,7 +77,7 @@ class RunTree:
         """After `run` was stored: start the children it waits on, or pass its end to its parent."""
         try:
             if run.action is not None and run.status in (RunStatus.WAITING, RunStatus.REQUIRES_ACTION):
-                await self._start_children(run, scheduler)
+                await self._start_children(run, scheduler, fresh=True)
             elif run.is_terminal and run.parent_run_id is not None:
                 await self._answer(run.parent_run_id, scheduler, lambda parent: _settled(parent, run, self._clock))
         except ApplicationError as exc:  # an outage: the sweeper's recheck does it later
@@ -85,12 +85,17 @@ class RunTree:
 
     async def recheck(self, run: Run, scheduler: RunScheduler) -> None:
         """A waiting run past its check time: settle what its children did, and look again later."""
-        await self.settle(run, scheduler)
+        try:
+            await self._start_children(run, scheduler, fresh=False)
+        except ApplicationError as exc:
+            logger.warning("run_tree_deferred", run_id=run.id, error=str(exc))
+            return
         now = self._clock.now()
         until = now + timedelta(seconds=self._limits.recheck_s)
         await self._answer(run.id, scheduler, lambda parent: runs.recheck_waiting(parent, until=until))
 
-    async def _start_children(self, parent: Run, scheduler: RunScheduler) -> None:
+    async def _start_children(self, parent: Run, scheduler: RunScheduler, *, fresh: bool) -> None:
+        """Start the children the parent's calls ask for (`fresh`: it has just paused, so none exists yet)."""
         assert parent.action is not None  # noqa: S101 - the caller checked
         calls = [
             call
@@ -98,17 +103,22 @@ class RunTree:
             if call.kind is ActionKind.CHILD_RUN and call.answer is None and call.child_run_id is not None
         ]
         # the calls of a turn start their children at once: each is handed over as soon as it is stored
-        answers = await asyncio.gather(*(self._start_child(parent, call, scheduler) for call in calls))
+        answers = await asyncio.gather(*(self._start_child(parent, call, scheduler, fresh=fresh) for call in calls))
         for answer in answers:
             if answer is not None:
                 await self._answer(parent.id, scheduler, answer)
 
     async def _start_child(
-        self, parent: Run, call: PendingCall, scheduler: RunScheduler
+        self, parent: Run, call: PendingCall, scheduler: RunScheduler, *, fresh: bool
     ) -> Callable[[Run], Run] | None:
-        """Store the call's child run and hand it over; or the answer the call already has (a refusal, an end)."""
+        """Store the call's child run and hand it over; or the answer the call already has (a refusal, an end).
+
+        Children are made only once their parent is stored waiting, and a waiting parent goes on only
+        once every child ended: a parent that has just paused has none yet, so it is not read first
+        (the sweeper's recheck of a parent whose children may exist reads them).
+        """
         assert call.child_run_id is not None  # noqa: S101 - the caller checked
-        child = await self._runs.get(call.child_run_id)  # a resumed parent's turn may have started it
+        child = None if fresh else await self._runs.get(call.child_run_id)
         if child is not None and child.is_terminal:
             return _answer_with(child, self._clock)
         if child is None:
