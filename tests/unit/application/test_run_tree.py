@@ -1,12 +1,14 @@
-"""RunTree: children started once, ends passed on, and the sweeper's recheck of a parent whose child's end was lost."""
+"""RunTree: children started once, ends passed on, the sweeper's recheck of a lost end; a handoff resumed."""
 
 from datetime import UTC, datetime, timedelta
 
 import msgspec
 
 from agentkit.adapters.llm.scripted import ScriptedLLMClient
-from agentkit.adapters.memory import FixedClock, InMemoryRunRepository
-from agentkit.application.agent import AgentConfig
+from agentkit.adapters.memory import FixedClock, InMemoryRunRepository, InMemoryTraceSink
+from agentkit.adapters.memory.loop import memory_loop_deps
+from agentkit.application.agent import AgentConfig, AgentLoop
+from agentkit.application.agent.deps import AgentChooser, LoopDeps
 from agentkit.application.agents.catalog import AgentCatalog, AgentSetup
 from agentkit.application.agents.profile import AgentProfile
 from agentkit.application.ports.run_scheduler import RunScheduler
@@ -16,7 +18,10 @@ from agentkit.application.tools.registry import ToolRegistry
 from agentkit.domain import run as runs
 from agentkit.domain.actions import ActionKind, Decision, PendingCall, call_digest
 from agentkit.domain.ids import OwnerId, RunId, ToolCallId
+from agentkit.domain.messages import LLMResponse, ToolCall
 from agentkit.domain.run import Run, RunStatus
+from agentkit.domain.steps import LLMStep, ToolStep
+from agentkit.domain.tools import ToolResult
 
 T0 = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 CHILD = RunId("00000000-0000-0000-0000-00000000c001")
@@ -160,3 +165,60 @@ async def test_the_sweeper_starts_a_child_never_made_and_looks_again_later() -> 
     assert stored.expires_at == T0 + timedelta(seconds=61)  # looked at again a check later
     assert await repository.get(CHILD) is not None
     assert CHILD in scheduler.submitted
+
+
+class TwoAgents(AgentChooser):
+    """`frontdesk` (the deps it is given) and `billing` (its own instructions and model)."""
+
+    def __init__(self, billing: LoopDeps) -> None:
+        self._billing = billing
+
+    def deps_for(self, base: LoopDeps, name: str) -> LoopDeps:
+        return self._billing if name == "billing" else base
+
+    def version_of(self, name: str) -> str | None:
+        return f"v-{name}"
+
+
+async def test_a_run_whose_handoff_was_stored_but_not_the_run_resumes_as_the_agent_it_was_handed_to() -> None:
+    clock = FixedClock(T0)
+    repository, trace = InMemoryRunRepository(), InMemoryTraceSink()
+    frontdesk_llm, billing_llm = ScriptedLLMClient([]), ScriptedLLMClient([LLMResponse(text="billing here")])
+    frontdesk = memory_loop_deps(frontdesk_llm, runs=repository, trace=trace, clock=clock)
+    billing = frontdesk.for_agent(
+        llm=billing_llm, tools=ToolRegistry(), config=AgentConfig(system_prompt="You are billing.")
+    )
+    handoff = ToolCall(id=ToolCallId("h1"), name="transfer_to_billing", arguments={})
+    run_id = RunId("00000000-0000-0000-0000-0000000000b1")
+    await trace.record(
+        LLMStep(run_id=run_id, step_no=1, created_at=T0, latency_ms=1, tool_calls=(handoff,), agent="frontdesk")
+    )
+    await trace.record(
+        ToolStep(
+            run_id=run_id,
+            step_no=2,
+            created_at=T0,
+            latency_ms=1,
+            call_id=handoff.id,
+            tool_name=handoff.name,
+            arguments={},
+            result=ToolResult(ok=True, output="Handed off from 'frontdesk' to 'billing'."),
+        )
+    )
+    # its executor died after the handoff's step was stored, before the run was saved as billing's
+    pending = Run(id=run_id, owner=OwnerId("o"), goal="refund?", created_at=T0, agent="frontdesk")
+    lapsed = runs.start(pending, now=T0, lease_until=T0)
+    await repository.add(lapsed)
+    clock.advance(1)
+
+    ended = await AgentLoop(frontdesk, agents=TwoAgents(billing)).run(lapsed)
+
+    assert (ended.status, ended.answer, ended.agent, ended.agent_version) == (
+        RunStatus.SUCCEEDED,
+        "billing here",
+        "billing",
+        "v-billing",
+    )
+    [(messages, _)] = billing_llm.requests
+    assert "You are billing." in (messages[0].content or "")
+    assert frontdesk_llm.requests == []

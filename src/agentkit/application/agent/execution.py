@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 import msgspec
 import structlog
 
-from agentkit.application.agent.agent_tools import child_run_id
+from agentkit.application.agent.agent_tools import HANDOFF_TOOL_PREFIX, child_run_id
 from agentkit.application.agent.answers import answered_result
 from agentkit.application.agent.config import STRUCTURED_OUTPUT_PROMPT, STRUCTURED_OUTPUT_REMINDER
 from agentkit.application.agent.deps import AgentChooser, LoopDeps
@@ -35,7 +35,7 @@ from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import LLMResponse, Message, ToolCall
 from agentkit.domain.policy import CallTools, Finish, LoopLimits, LoopState, Remind, Stop, decide
 from agentkit.domain.run import Run, RunStatus
-from agentkit.domain.steps import LLMStep, ToolStep
+from agentkit.domain.steps import LLMStep, Step, ToolStep
 from agentkit.domain.tools import ToolResult, ToolSchema
 
 logger = structlog.get_logger(__name__)
@@ -207,11 +207,13 @@ class RunExecution:
         steps = await self.deps.reader.steps(run.id)
         if not self.named:  # a run handed to this agent names the agent of each step from then on
             self.named = any(isinstance(step, LLMStep) and step.agent for step in steps)
+        if self.named:
+            opening[0] = self._after_stored_handoff(steps, opening[0])
         point = replay(opening, steps, self.limits, self.tools)
         self.messages = point.messages
         self.recorder.step_no = point.last_step_no
         self.run = msgspec.structs.replace(
-            runs.with_usage(run, input_tokens=point.usage.input_tokens, output_tokens=point.usage.output_tokens),
+            runs.with_usage(self.run, input_tokens=point.usage.input_tokens, output_tokens=point.usage.output_tokens),
             cost_usd=point.cost_usd,
         )
         if isinstance(point.outcome, Answered):
@@ -405,6 +407,20 @@ class RunExecution:
         self.messages[0] = Message(role="system", content=self.system_prompt)
         self.run = await store_calling(self.deps, self.recorder, self.run, ())
         return None
+
+    def _after_stored_handoff(self, steps: Sequence[Step], system: Message) -> Message:
+        """The system message to go on with: the agent's the trace last handed the run to, should the run
+        not have been saved as that agent's (its executor died between the two writes)."""
+        target = None
+        for step in steps:
+            if isinstance(step, ToolStep) and step.result.ok and step.tool_name.startswith(HANDOFF_TOOL_PREFIX):
+                target = step.tool_name.removeprefix(HANDOFF_TOOL_PREFIX)
+        if target is None or target == self.run.agent or self.agents is None:
+            return system
+        logger.info("run_handoff_resumed", target=target)
+        self.run = runs.hand_off(self.run, agent=target, agent_version=self.agents.version_of(target))
+        self._equip(self.agents.deps_for(self.deps, target))
+        return Message(role="system", content=self.system_prompt)
 
     def tool_step(self, call: ToolCall, result: ToolResult, started_at: datetime) -> ToolStep:
         """The trace's step of a call that just ended (numbered now: steps are numbered as they end)."""
