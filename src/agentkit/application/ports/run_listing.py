@@ -26,6 +26,7 @@ class RunFilter(msgspec.Struct, frozen=True, kw_only=True):
         session_id: Only runs of this session.
         created_before: Only runs created strictly before this time.
         created_after: Only runs created at or after this time.
+        parent_run_id: Only the child runs of this run.
     """
 
     owner: OwnerId | None
@@ -33,6 +34,7 @@ class RunFilter(msgspec.Struct, frozen=True, kw_only=True):
     session_id: SessionId | None = None
     created_before: datetime | None = None
     created_after: datetime | None = None
+    parent_run_id: RunId | None = None
 
 
 class RunListing(Protocol):

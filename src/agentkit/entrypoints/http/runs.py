@@ -22,7 +22,7 @@ from agentkit.application.runs.cancel_run import CancelRun
 from agentkit.application.runs.create_run import CreateRunInput
 from agentkit.application.runs.follow_run import FollowRun
 from agentkit.application.runs.list_runs import DEFAULT_PAGE, MAX_PAGE, ListRuns, ListRunsInput
-from agentkit.application.runs.queries import GetTrace
+from agentkit.application.runs.queries import GetChildren, GetTrace
 from agentkit.application.runs.submit_run import SubmitRun
 from agentkit.application.runs.wait_for_run import WaitForRun
 from agentkit.domain.actions import Decision
@@ -110,6 +110,10 @@ CreatedAfter = Annotated[
         description="Only runs created at or after this time (RFC 3339 with a time zone).",
         schema_extra={"format": "date-time"},
     ),
+]
+ParentFilter = Annotated[
+    str | None,
+    QueryParameter(min_length=1, max_length=64, description="Only the child runs of this run."),
 ]
 Limit = Annotated[int, QueryParameter(ge=1, le=MAX_PAGE, description="Runs per page.")]
 Cursor = Annotated[
@@ -253,6 +257,7 @@ class RunsController(Controller):
         created_after: CreatedAfter = None,
         limit: Limit = DEFAULT_PAGE,
         cursor: Cursor = None,
+        parent_run_id: ParentFilter = None,
     ) -> RunListView:
         """A page of runs."""
         page = await lister.execute(
@@ -260,6 +265,7 @@ class RunsController(Controller):
                 owner=owner,
                 statuses=frozenset(RunStatus(value) for value in status or ()),
                 session_id=SessionId(session_id) if session_id else None,
+                parent_run_id=RunId(parent_run_id) if parent_run_id else None,
                 created_before=_moment(created_before, "created_before"),
                 created_after=_moment(created_after, "created_after"),
                 limit=limit,
@@ -271,6 +277,8 @@ class RunsController(Controller):
             query: list[tuple[str, str]] = [("status", value) for value in status or ()]
             if session_id:
                 query.append(("session_id", session_id))
+            if parent_run_id:
+                query.append(("parent_run_id", parent_run_id))
             if created_before:
                 query.append(("created_before", created_before))
             if created_after:
@@ -287,10 +295,16 @@ class RunsController(Controller):
     )
     @inject
     async def read(
-        self, run_id: RunIdPath, owner: Owner, waiter: FromDishka[WaitForRun], wait: WaitSeconds = 0.0
+        self,
+        run_id: RunIdPath,
+        owner: Owner,
+        waiter: FromDishka[WaitForRun],
+        children: FromDishka[GetChildren],
+        wait: WaitSeconds = 0.0,
     ) -> RunView:
-        """Read a run, optionally waiting for it to end."""
-        return run_view(await waiter.execute(_run_id(run_id), owner, wait_s=wait))
+        """Read a run, optionally waiting for it to end; with its child runs."""
+        run = await waiter.execute(_run_id(run_id), owner, wait_s=wait)
+        return run_view(run, children=await children.execute(run))
 
     @get(
         "/{run_id:str}/trace",

@@ -85,6 +85,8 @@ class LoopSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     # Executors a run may have: one that dies (its lease lapses) hands the run to the next, which
     # resumes it from its last stored step; after this many the run ends `expired` (worker_lost).
     max_run_attempts: PositiveInt = 3
+    # How many levels of child runs (agents called as tools) a tree of runs may grow below its root.
+    agent_tree_max_depth: PositiveInt = 3
     # How long a paused run (`requires_action`: an approval or a client tool's output) waits for its
     # answers before it ends `expired`. A day by default: people answer approvals.
     approval_ttl_s: PositiveFloat = 86400.0

@@ -1,5 +1,6 @@
 """One step of a run: an LLM call or a tool call, as the trace and the events show it."""
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -68,12 +69,28 @@ class StepView(msgspec.Struct, kw_only=True, omit_defaults=True):
     arguments: dict[str, Any] | None = None
     result: ToolResultView | None = None
     started_at: datetime | None = None
+    agent: str | None = None
 
 
-def step_view(step: Step) -> StepView:
-    """The wire view of a step."""
+def step_agents(steps: Sequence[Step]) -> list[str | None]:
+    """The agent that made each step, in a run that can hand off (its LLM steps name it; a tool call
+    is its turn's); None for every step of other runs, which are all the run's agent's."""
+    current = next((step.agent for step in steps if isinstance(step, LLMStep) and step.agent), None)
+    if current is None:
+        return [None] * len(steps)
+    agents: list[str | None] = []
+    for step in steps:
+        if isinstance(step, LLMStep) and step.agent:
+            current = step.agent
+        agents.append(current)
+    return agents
+
+
+def step_view(step: Step, agent: str | None = None) -> StepView:
+    """The wire view of a step (made by `agent`, when the caller names it)."""
     if isinstance(step, LLMStep):
         return StepView(
+            agent=agent or step.agent,
             step_no=step.step_no,
             kind="llm",
             created_at=step.created_at,
@@ -107,6 +124,7 @@ def step_view(step: Step) -> StepView:
         )
     result = step.result
     return StepView(
+        agent=agent,
         step_no=step.step_no,
         kind="tool",
         created_at=step.created_at,
