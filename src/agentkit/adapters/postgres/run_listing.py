@@ -29,6 +29,8 @@ class SqlaRunListing(RunListing):
             query = query.where(runs.c.status.in_(sorted(status.value for status in where.statuses)))
         if where.session_id is not None:
             query = query.where(runs.c.session_id == where.session_id)
+        if where.agent is not None:
+            query = query.where(runs.c.agent == where.agent)
         if where.created_before is not None:
             query = query.where(runs.c.created_at < where.created_before)
         if where.created_after is not None:

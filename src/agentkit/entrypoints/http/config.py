@@ -16,6 +16,7 @@ class ApiConfig(msgspec.Struct, frozen=True, kw_only=True):
         agent_names: The configured agents (the OpenAPI document lists them).
         metrics_route: Serve GET /metrics here, behind the API key (metrics on, METRICS_BIND unset).
         webhooks: Runs may ask for a callback_url (WEBHOOK_SECRET is set).
+        cors_origins: The origins whose browser pages may call the API (CORS_ORIGINS; empty: CORS off).
     """
 
     api_keys: tuple[str, ...] = ()
@@ -27,3 +28,4 @@ class ApiConfig(msgspec.Struct, frozen=True, kw_only=True):
     agent_names: tuple[str, ...] = ("default",)
     metrics_route: bool = False
     webhooks: bool = False
+    cors_origins: tuple[str, ...] = ()

@@ -119,6 +119,10 @@ class HttpSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     # A run's event stream with nothing to say sends a comment this often, so proxies with idle
     # timeouts keep the connection open.
     sse_keepalive_s: PositiveFloat = 15.0
+    # Origins whose browser pages may call the API (CORS), each `scheme://host[:port]`, comma-separated;
+    # an explicit list (no `*`, no path). Empty: no CORS headers, as a browser page of another origin
+    # should not hold an API key unless its owner means it to.
+    cors_origins: tuple[Annotated[str, msgspec.Meta(pattern=r"^https?://[A-Za-z0-9.\[\]:-]+$")], ...] = ()
     host: str = "127.0.0.1"
     port: Port = 8000
 
@@ -243,7 +247,7 @@ _VARIABLES: dict[str, str] = {
     field.encode_name: section for section, kind in _SECTIONS.items() for field in msgspec.structs.fields(kind)
 }
 _LIST_FIELDS = frozenset(
-    {"API_KEYS", "AGENTKIT_TOOL_MODULES", "FORWARDED_ALLOW_IPS", "TRACE_REDACT_FIELDS", "TOOL_PROCESS_ENV"}
+    {"API_KEYS", "AGENTKIT_TOOL_MODULES", "FORWARDED_ALLOW_IPS", "TRACE_REDACT_FIELDS", "TOOL_PROCESS_ENV", "CORS_ORIGINS"}
 )
 
 

@@ -63,6 +63,7 @@ def api_config_of(settings: Settings, agent_names: tuple[str, ...] | None = None
         shutdown_grace_s=settings.loop.shutdown_grace_s,
         metrics_route=settings.observability.metrics_enabled and metrics_address(settings) is None,
         webhooks=settings.webhooks.webhook_secret is not None,
+        cors_origins=settings.http.cors_origins,
     )
 
 
