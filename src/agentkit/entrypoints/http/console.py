@@ -47,9 +47,7 @@ _REVALIDATE = CacheControlHeader(no_cache=True)
 @get([CONSOLE_PATH, f"{CONSOLE_PATH}/"], include_in_schema=False, cache_control=_REVALIDATE)
 async def console_page() -> Response[bytes]:
     """The console's one HTML page; the script it loads draws every view."""
-    return Response(
-        (_FILES / "index.html").read_bytes(), media_type="text/html", headers=SECURITY_HEADERS
-    )
+    return Response((_FILES / "index.html").read_bytes(), media_type="text/html", headers=SECURITY_HEADERS)
 
 
 async def _secure(response: Response[Any]) -> Response[Any]:
@@ -68,4 +66,3 @@ def console_routes() -> list[Any]:
         include_in_schema=False,
     )
     return [console_page, assets]
-

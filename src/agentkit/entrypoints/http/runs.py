@@ -240,7 +240,8 @@ class RunsController(Controller):
         "/",
         summary="List the key's runs",
         description=(
-            "Newest first, by creation time; filtered by status, session, agent and creation time. Keyset pagination: follow `next` (or pass `next_cursor` as "
+            "Newest first, by creation time; filtered by status, session, agent and creation time. Keyset "
+            "pagination: follow `next` (or pass `next_cursor` as "
             "`cursor`) until it is null; runs created meanwhile never shift a page, so none is repeated or "
             "skipped. Another key's runs are never listed; a cursor this API did not give is a 404."
         ),

@@ -247,7 +247,14 @@ _VARIABLES: dict[str, str] = {
     field.encode_name: section for section, kind in _SECTIONS.items() for field in msgspec.structs.fields(kind)
 }
 _LIST_FIELDS = frozenset(
-    {"API_KEYS", "AGENTKIT_TOOL_MODULES", "FORWARDED_ALLOW_IPS", "TRACE_REDACT_FIELDS", "TOOL_PROCESS_ENV", "CORS_ORIGINS"}
+    {
+        "API_KEYS",
+        "AGENTKIT_TOOL_MODULES",
+        "FORWARDED_ALLOW_IPS",
+        "TRACE_REDACT_FIELDS",
+        "TOOL_PROCESS_ENV",
+        "CORS_ORIGINS",
+    }
 )
 
 
