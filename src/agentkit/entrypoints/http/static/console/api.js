@@ -38,15 +38,18 @@ async function problemOf(response) {
   }
 }
 
-/** A JSON request to the API; resolves to the decoded body, rejects with an ApiError. */
-export async function api(path, { method = "GET", body, signal, extra = {} } = {}) {
+/**
+ * A JSON request to the API; resolves to the decoded body, rejects with an ApiError. A 401 signs the
+ * page out, unless `trying` (the sign-in form, which says so itself).
+ */
+export async function api(path, { method = "GET", body, signal, extra = {}, trying = false } = {}) {
   const init = { method, signal, headers: headers({ Accept: "application/json", ...extra }) };
   if (body !== undefined) {
     init.body = JSON.stringify(body);
     init.headers["Content-Type"] = "application/json";
   }
   const response = await fetch(path, init);
-  if (response.status === 401) unauthorized();
+  if (response.status === 401 && !trying) unauthorized();
   if (!response.ok) throw new ApiError(response.status, await problemOf(response));
   return response.status === 204 ? null : response.json();
 }

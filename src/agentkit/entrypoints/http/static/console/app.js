@@ -26,7 +26,7 @@ function loginView(message) {
     event.preventDefault();
     apiKey.set(input.value.trim());
     try {
-      await api("/v1/agents");
+      await api("/v1/agents", { trying: true });
       route();
     } catch (error) {
       apiKey.clear();

@@ -1,0 +1,80 @@
+"""A test model whose every run plays the script its goal names, so runs of one server do not share a script.
+
+The goal's first word picks the tool the model calls on its first turn (`add`, `hostile`, `slow`,
+`delete`); its second turn answers with what the tool returned. Turns are counted from the
+conversation itself, so a resumed run (after an approval) picks up where it was.
+"""
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from agentkit.application.ports.llm_client import LLMClient
+from agentkit.application.tools import tool
+from agentkit.domain.ids import ToolCallId
+from agentkit.domain.messages import FinishReason, LLMResponse, Message, ToolCall, Usage
+from agentkit.domain.tools import ToolSchema
+
+HOSTILE = '<script>window.__pwned = 1</script><img src="x" onerror="window.__pwned = 2">'
+# The `slow` tool holds until a test sets this (a thread: sync tools run in one).
+RELEASE = threading.Event()
+_FIRST_CALLS: dict[str, tuple[str, dict[str, Any]]] = {
+    "add": ("add", {"a": 2, "b": 3}),
+    "hostile": ("hostile", {}),
+    "slow": ("slow", {}),
+    "delete": ("delete_file", {"path": "notes.txt"}),
+}
+
+
+@tool
+def hostile() -> str:
+    """Return markup that would run if a page wrote it as HTML."""
+    return HOSTILE
+
+
+@tool(timeout=120)
+def slow() -> str:
+    """Wait until the test lets it finish."""
+    RELEASE.wait(timeout=110)
+    return "released"
+
+
+@tool
+def delete_file(path: str) -> str:
+    """Delete a file (asks a person first).
+
+    Args:
+        path: The file.
+    """
+    return f"deleted {path}"
+
+
+class GoalScriptedLLM(LLMClient):
+    """Plays the script the goal's first word names: call one tool, then answer with its result."""
+
+    @property
+    def provider(self) -> str:
+        """A test provider."""
+        return "scripted"
+
+    @property
+    def model(self) -> str:
+        """The model every step names."""
+        return "goal-script-1"
+
+    async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
+        """The first turn calls the goal's tool, the next answers with the tool's result."""
+        goal = next(m.content for m in messages if m.role == "user")
+        turns = sum(1 for m in messages if m.role == "assistant")
+        first = _FIRST_CALLS.get(goal.split()[0].lower()) if goal.split() else None
+        usage = Usage(input_tokens=40 + 10 * len(messages), output_tokens=12)
+        if first is not None and turns == 0:
+            name, arguments = first
+            return LLMResponse(
+                text=f"I will call {name}.",
+                tool_calls=(ToolCall(id=ToolCallId(f"call-{name}"), name=name, arguments=arguments),),
+                usage=usage,
+                finish_reason=FinishReason.TOOL_CALLS,
+            )
+        result = next((m.content for m in reversed(messages) if m.role == "tool"), "nothing to do")
+        return LLMResponse(text=f"Done: {result}", usage=usage, finish_reason=FinishReason.STOP)
