@@ -23,6 +23,7 @@ _FIRST_CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "hostile": ("hostile", {}),
     "slow": ("slow", {}),
     "delete": ("delete_file", {"path": "notes.txt"}),
+    "ask": ("ask_user", {"question": "which files?"}),  # a client tool the run names
 }
 
 

@@ -90,7 +90,7 @@ async def _answer(args: argparse.Namespace, root: CommandRoot, route: str, body:
 
 
 def _waiting_call(run: dict[str, Any], call_id: str, kind: str) -> dict[str, Any]:
-    calls = (run.get("required_action") or {}).get("calls", [])
+    calls: list[dict[str, Any]] = (run.get("required_action") or {}).get("calls", [])
     call = next((c for c in calls if c.get("call_id") == call_id), None)
     if call is None:
         waiting = ", ".join(c["call_id"] for c in calls if c.get("answer") is None) or "nothing"
