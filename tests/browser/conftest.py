@@ -172,11 +172,12 @@ def wait_for_status(api: httpx.Client, run_id: str, status: str, timeout_s: floa
         time.sleep(0.05)
 
 
-def screenshot(page: Page, name: str) -> None:
-    """Save a screenshot of the page under AGENTKIT_SCREENSHOTS, when it is set."""
+def screenshot(page: Page, name: str, *, full_page: bool = False) -> None:
+    """Save a screenshot of the page under AGENTKIT_SCREENSHOTS, when it is set (the README's come from here)."""
     if SCREENSHOTS:
         Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"))
+        page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(path=str(Path(SCREENSHOTS) / f"{name}.png"), full_page=full_page)
 
 
 @pytest.fixture

@@ -44,7 +44,6 @@ def test_sign_in_keeps_the_key_in_the_tab_only_and_lists_the_runs(
     assert page.evaluate("localStorage.length") == 0
     assert KEY not in page.url
     assert all(KEY not in url for url in console.requests)
-    screenshot(page, "console-runs")
 
 
 def test_a_run_shows_its_steps_and_the_exact_prompt_of_each_llm_call(
@@ -72,7 +71,7 @@ def test_a_run_shows_its_steps_and_the_exact_prompt_of_each_llm_call(
     expect(prompt.locator(".role-user")).to_contain_text("add two and three, then say the sum")
     expect(prompt.locator(".role-tool")).to_contain_text("5.0")
     expect(prompt.locator(".tool-schema summary").first).to_be_visible()
-    screenshot(page, "console-run")
+    screenshot(page, "console-run", full_page=True)
 
 
 def test_a_new_run_appears_and_its_steps_come_live(console: Watched, live_api: LiveApi, api: httpx.Client) -> None:
@@ -166,6 +165,10 @@ def test_agents_tools_and_the_run_form(console: Watched, live_api: LiveApi, api:
     expect(page.locator(".summary")).to_contain_text("console-session-1")
     runs = api.get("/v1/runs", params={"session_id": "console-session-1"}).json()["runs"]
     assert [run["goal"] for run in runs] == ["add from the form"]
+
+    page.click("nav a[data-view=runs]")
+    expect(page.locator(f"tr[data-run='{runs[0]['id']}']")).to_contain_text("succeeded", timeout=WAIT_MS)
+    screenshot(page, "console-runs")
 
 
 def test_a_wrong_key_is_refused_and_not_kept(browser_page: Page, live_api: LiveApi) -> None:
