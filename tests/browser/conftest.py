@@ -1,14 +1,15 @@
 """Browser tests: Playwright drives Debian's Chromium (the `chromium` package) against the app on loopback.
 
 One browser and one server for the session; each test gets a fresh browser context. Every page a test
-uses records its requests and console: at the end, every URL must be on loopback (anything else is
-also aborted) and the console must hold no error. Without Chromium the tests are skipped, saying so.
+uses records its requests and console: at the end, every URL must be on loopback (the browser's proxy
+refuses any other host) and the console must hold no error. Without Chromium the tests are skipped, saying so.
 """
 
 import functools
 import http.server
 import os
 import shutil
+import socket
 import threading
 import time
 import urllib.parse
@@ -19,7 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Error, Page, Playwright, Route, sync_playwright
+from playwright.sync_api import Browser, ConsoleMessage, Error, Page, Playwright, sync_playwright
 
 from tests.browser.goal_llm import GoalScriptedLLM, delete_file, hostile, slow
 from tests.browser.live_api import LiveApi
@@ -37,6 +38,14 @@ def is_loopback(url: str) -> bool:
     """Whether a request stays on this machine (data: URLs never leave the page)."""
     parts = urllib.parse.urlsplit(url)
     return parts.scheme in {"data", "blob", "about"} or (parts.hostname or "") in LOOPBACK
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
 
 
 class StaticPages:
@@ -91,44 +100,41 @@ def playwright() -> Iterator[Playwright]:
 
 @pytest.fixture(scope="session")
 def browser(playwright: Playwright) -> Iterator[Browser]:
-    """One headless Chromium for the whole session."""
-    launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
+    """One headless Chromium for the whole session.
+
+    Its proxy is a closed loopback port: a request to any other host fails (and is recorded, and logs a
+    console error, both of which fail the test), while loopback addresses bypass the proxy.
+    """
+    # Chromium's own flag, not Playwright's `proxy` option, which would send loopback through it too
+    refuse_others = f"--proxy-server=http://127.0.0.1:{closed_port()}"
+    launched = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=[*LAUNCH_ARGS, refuse_others])
     yield launched
     launched.close()
 
 
 @dataclass
 class Watched:
-    """A page and what it did: every request's URL, the ones refused as leaving the host, console errors."""
+    """A page and what it did: every request's URL, and its console errors."""
 
     page: Page
     requests: list[str] = field(default_factory=list)
-    outside: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
 
+    @property
+    def outside(self) -> list[str]:
+        """The requests that were not to this host (the browser's proxy refuses them: see `browser`)."""
+        return [url for url in self.requests if not is_loopback(url)]
 
-def watch(browser: Browser, *, intercept: bool = True) -> Watched:
-    """A new page in a fresh context whose requests and console are recorded (non-loopback ones aborted).
 
-    `intercept=False` records requests without routing them: while Playwright routes a context's requests
-    it answers CORS preflights itself, so the CORS tests must leave the server's answer to the browser.
+def watch(browser: Browser) -> Watched:
+    """A new page in a fresh context whose requests and console are recorded.
+
+    Recorded, not routed: while Playwright routes a context's requests it holds each response until it
+    is complete (a stream of events arrives only when the run ends) and answers CORS preflights itself.
     """
     context = browser.new_context(viewport={"width": 1280, "height": 800})
     watched = Watched(page=context.new_page())
-    if not intercept:
-        context.on("request", lambda request: watched.requests.append(request.url))
-
-    def guard(route: Route) -> None:
-        url = route.request.url
-        watched.requests.append(url)
-        if is_loopback(url):
-            route.continue_()
-        else:
-            watched.outside.append(url)
-            route.abort()
-
-    if intercept:
-        context.route("**/*", guard)
+    context.on("request", lambda request: watched.requests.append(request.url))
 
     def console_message(message: ConsoleMessage) -> None:
         if message.type == "error":
@@ -182,10 +188,10 @@ def screenshot(page: Page, name: str, *, full_page: bool = False) -> None:
 
 @pytest.fixture
 def browser_page(browser: Browser, live_api: LiveApi) -> Iterator[Page]:
-    """A page whose requests are not routed, for tests where the browser is expected to log an error (a
-    refused key, CORS); still, every request it made must have stayed on this host."""
-    watched = watch(browser, intercept=False)
+    """A page for tests where the browser is expected to log an error (a refused key, CORS); still, every
+    request it made must have stayed on this host."""
+    watched = watch(browser)
     yield watched.page
     watched.page.context.close()
     assert watched.requests, "the page made no request at all"
-    assert [url for url in watched.requests if not is_loopback(url)] == []
+    assert watched.outside == [], f"requests off the host: {watched.outside}"

@@ -1,29 +1,35 @@
 """A test model whose every run plays the script its goal names, so runs of one server do not share a script.
 
 The goal's first word picks the tool the model calls on its first turn (`add`, `hostile`, `slow`,
-`delete`); its second turn answers with what the tool returned. Turns are counted from the
-conversation itself, so a resumed run (after an approval) picks up where it was.
+`delete`, `ask`, `stream`); its second turn answers with what the tool returned (`stream`: writes its
+answer in two fragments, holding between them until the test lets it go on). Turns are counted from
+the conversation itself, so a resumed run (after an approval) picks up where it was.
 """
 
+import asyncio
 import threading
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.application.tools import tool
 from agentkit.domain.ids import ToolCallId
-from agentkit.domain.messages import FinishReason, LLMResponse, Message, ToolCall, Usage
+from agentkit.domain.messages import FinishReason, LLMDelta, LLMResponse, Message, TextDelta, ToolCall, Usage
 from agentkit.domain.tools import ToolSchema
 
 HOSTILE = '<script>window.__pwned = 1</script><img src="x" onerror="window.__pwned = 2">'
 # The `slow` tool holds until a test sets this (a thread: sync tools run in one).
 RELEASE = threading.Event()
+# A `stream` run's answer holds after its first fragment until a test sets this.
+WRITE = threading.Event()
+STREAMED = ("Writing slowly", ", then all at once.")
 _FIRST_CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "add": ("add", {"a": 2, "b": 3}),
     "hostile": ("hostile", {}),
     "slow": ("slow", {}),
     "delete": ("delete_file", {"path": "notes.txt"}),
     "ask": ("ask_user", {"question": "which files?"}),  # a client tool the run names
+    "stream": ("slow", {}),  # the answer comes after the tool, when the page already follows the run
 }
 
 
@@ -77,5 +83,21 @@ class GoalScriptedLLM(LLMClient):
                 usage=usage,
                 finish_reason=FinishReason.TOOL_CALLS,
             )
+        if goal.lower().startswith("stream"):
+            return LLMResponse(text="".join(STREAMED), usage=usage, finish_reason=FinishReason.STOP)
         result = next((m.content for m in reversed(messages) if m.role == "tool"), "nothing to do")
         return LLMResponse(text=f"Done: {result}", usage=usage, finish_reason=FinishReason.STOP)
+
+    async def stream(
+        self, messages: Sequence[Message], tools: Sequence[ToolSchema]
+    ) -> AsyncIterator[LLMDelta | LLMResponse]:
+        """As `chat`; a `stream` run's answer comes in two fragments, with a wait on WRITE between them."""
+        response = await self.chat(messages, tools)
+        if response.tool_calls or response.text != "".join(STREAMED):
+            async for item in super().stream(messages, tools):
+                yield item
+            return
+        yield TextDelta(text=STREAMED[0])
+        await asyncio.to_thread(WRITE.wait, 110)
+        yield TextDelta(text=STREAMED[1])
+        yield response

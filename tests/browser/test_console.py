@@ -2,11 +2,15 @@
 what waits, and show a hostile tool output as text. Every test also checks (in the `console` fixture)
 that no request left the host and the console logged no error."""
 
-import httpx
-from playwright.sync_api import Page, expect
+import secrets
 
-from tests.browser.conftest import KEY, Watched, screenshot, wait_for_status
-from tests.browser.goal_llm import HOSTILE, RELEASE
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Error as PlaywrightError
+
+from tests.browser.conftest import KEY, Watched, screenshot, wait_for_status, watch
+from tests.browser.goal_llm import HOSTILE, RELEASE, STREAMED, WRITE
 from tests.browser.live_api import LiveApi
 
 # Generous: a loaded 2-core machine; each wait ends as soon as the page shows what it waits for.
@@ -97,6 +101,48 @@ def test_a_new_run_appears_and_its_steps_come_live(console: Watched, live_api: L
     expect(page.locator("li.step")).to_have_count(3)
 
 
+def test_the_models_text_appears_as_it_is_written(console: Watched, live_api: LiveApi, api: httpx.Client) -> None:
+    RELEASE.clear()
+    WRITE.clear()
+    run_id = start(api, "stream the answer")
+    page = console.page
+    sign_in(page, live_api, f"#/runs/{run_id}")
+    expect(page.locator("li.step[data-kind=llm]")).to_have_count(1, timeout=WAIT_MS)  # its tool call waits
+
+    RELEASE.set()  # the model's next answer is written while the page follows the run
+    expect(page.locator("pre.writing")).to_have_text(STREAMED[0], timeout=WAIT_MS)
+    expect(page.locator("li.step[data-kind=llm]")).to_have_count(1)  # not a step yet: fragments only
+
+    WRITE.set()
+    expect(page.locator("#answer")).to_have_text("".join(STREAMED), timeout=WAIT_MS)
+    expect(page.locator("li.step[data-kind=llm]")).to_have_count(2)
+    expect(page.locator("pre.writing")).to_have_count(0)
+
+
+def test_filters_and_older_pages(console: Watched, live_api: LiveApi, api: httpx.Client) -> None:
+    session = "paging-" + secrets.token_hex(3)
+    made = [start(api, f"add page {n}", session_id=session) for n in range(27)]
+    for run_id in made:
+        wait_for_status(api, run_id, "succeeded")
+    page = console.page
+    sign_in(page, live_api)
+
+    page.fill("#filters input[name=session_id]", session)
+    page.click("#filters button[type=submit]")
+    rows = page.locator("#runs tr[data-run]")
+    expect(rows).to_have_count(25, timeout=WAIT_MS)
+    expect(rows.first).to_contain_text("add page 26")
+    page.click("#more")
+    expect(rows).to_have_count(27, timeout=WAIT_MS)
+    expect(rows.last).to_contain_text("add page 0")
+    expect(page.locator("#more")).to_be_hidden()
+
+    page.select_option("#filters select[name=status]", "failed")
+    page.click("#filters button[type=submit]")
+    expect(rows).to_have_count(0, timeout=WAIT_MS)
+    expect(page.locator(".list-status")).to_have_text("No runs match.")
+
+
 def test_approving_a_paused_call_lets_the_run_succeed(console: Watched, live_api: LiveApi, api: httpx.Client) -> None:
     run_id = start(api, "delete the old notes", approval_required=["delete_file"])
     page = console.page
@@ -135,6 +181,22 @@ def test_rejecting_from_the_inbox_gives_the_model_the_reason(
     expect(page.locator("li.step[data-kind=tool] .tool-error")).to_contain_text(
         "not the notes <b>please</b>", timeout=WAIT_MS
     )
+
+
+def test_a_client_tools_output_is_sent_from_the_inbox(console: Watched, live_api: LiveApi, api: httpx.Client) -> None:
+    client_tool = {"description": "Ask the person at the browser.", "parameters": {"type": "object"}}
+    run_id = start(api, "ask which files", client_tools={"ask_user": client_tool})
+    wait_for_status(api, run_id, "requires_action")
+    page = console.page
+    sign_in(page, live_api, "#/inbox")
+
+    waiting = page.locator(f"#inbox [data-run='{run_id}']")
+    expect(waiting).to_contain_text("which files?", timeout=WAIT_MS)
+    waiting.locator("textarea.output").fill('{"files": ["a.txt"]}')
+    waiting.locator("button.send-output").click()
+
+    expect(page.locator(f"#inbox [data-run='{run_id}']")).to_have_count(0, timeout=WAIT_MS)
+    assert wait_for_status(api, run_id, "succeeded")["answer"] == 'Done: {"files":["a.txt"]}'
 
 
 def test_a_hostile_tool_output_is_shown_as_text(console: Watched, live_api: LiveApi, api: httpx.Client) -> None:
@@ -177,3 +239,13 @@ def test_a_wrong_key_is_refused_and_not_kept(browser_page: Page, live_api: LiveA
     browser_page.click("#login button[type=submit]")
     expect(browser_page.locator("#login .error")).to_have_text("This key is not valid here.", timeout=WAIT_MS)
     assert browser_page.evaluate("sessionStorage.length") == 0
+
+
+def test_the_tests_browser_reaches_no_other_host(browser: Browser) -> None:
+    watched = watch(browser)
+    try:
+        with pytest.raises(PlaywrightError, match="ERR_PROXY_CONNECTION_FAILED"):
+            watched.page.goto("http://example.com/", timeout=WAIT_MS)
+    finally:
+        watched.page.context.close()
+    assert watched.outside == ["http://example.com/"]  # recorded, and refused

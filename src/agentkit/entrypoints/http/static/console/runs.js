@@ -7,6 +7,7 @@ import { api, followRun } from "./api.js";
 import { STATUSES, TERMINAL, errorBox, fill, h, isAbort, short, statusBadge, usd, when } from "./dom.js";
 
 const REFRESH_MS = 2000;
+const PAGE = 25; // runs a page (then "Older runs" follows the listing's `next` link)
 // Runs followed at once (each an open stream; a browser opens about six connections to one server).
 const FOLLOWED = 3;
 
@@ -44,6 +45,12 @@ function filterForm(agents, apply) {
     apply(query);
   });
   return form;
+}
+
+function withLimit(query, limit) {
+  const copy = new URLSearchParams(query);
+  copy.set("limit", String(limit));
+  return copy;
 }
 
 export async function runsView(main, signal) {
@@ -98,12 +105,12 @@ export async function runsView(main, signal) {
     page.runs.forEach((run) => show(run));
     next = page.next;
     more.hidden = !next;
-    fill(status, rows.size ? "" : h("p", { class: "muted" }, "No runs yet."));
+    fill(status, rows.size ? "" : h("p", { class: "muted" }, "No runs match."));
   };
 
   const refresh = async (mine) => {
     // the first page again: runs created since appear on top, changed ones are redrawn
-    const page = await api(`/v1/runs?${query}&limit=20`, { signal });
+    const page = await api(`/v1/runs?${withLimit(query, PAGE)}`, { signal });
     if (mine !== generation) return;
     for (const run of [...page.runs].reverse()) {
       const known = rows.get(run.id);
@@ -116,7 +123,7 @@ export async function runsView(main, signal) {
   const apply = (newQuery) => {
     query = newQuery;
     generation += 1;
-    return load(`/v1/runs?${query}`, { reset: true }).catch((error) => { if (!isAbort(error)) fill(status, errorBox(error)); });
+    return load(`/v1/runs?${withLimit(query, PAGE)}`, { reset: true }).catch((error) => { if (!isAbort(error)) fill(status, errorBox(error)); });
   };
 
   more.addEventListener("click", () => { if (next) load(next, { reset: false }).catch((e) => fill(status, errorBox(e))); });
