@@ -90,10 +90,11 @@ export async function runView(main, signal, id) {
   fill(main, summary, waiting, outcome, h("h2", null, "Steps"), timeline, live, notes);
 
   const steps = new Map(); // step_no → step
+  let children = null; // the child runs, when the trace lists them (agents that call agents)
   let run = await api(`/v1/runs/${id}`, { signal });
   let promptsCache = null;
   const prompts = async (step) => {
-    if (!promptsCache || promptsCache.messages.length < (step.request?.message_count || 0)) {
+    if (!promptsCache || (promptsCache.messages || []).length < (step.request?.message_count || 0)) {
       promptsCache = await api(`/v1/runs/${id}/trace?include=prompts`, { signal });
     }
     return promptsCache;
@@ -122,7 +123,7 @@ export async function runView(main, signal, id) {
     fill(outcome,
       run.answer ? [h("h2", null, "Answer"), h("pre", { class: "text answer", id: "answer" }, run.answer)] : null,
       run.output !== null && run.output !== undefined ? [h("h2", null, "Typed output"), jsonBlock(run.output)] : null,
-      childrenView(run.children));
+      childrenView(run.children || children));
   };
 
   const refresh = async () => {
@@ -142,6 +143,10 @@ export async function runView(main, signal, id) {
   const trace = await api(`/v1/runs/${id}/trace`, { signal });
   trace.steps.forEach((step) => steps.set(step.step_no, step));
   drawSteps();
+  if (Array.isArray(trace.children)) {
+    children = trace.children;
+    drawRun();
+  }
   if (TERMINAL.has(run.status)) return;
 
   const writing = new Map(); // step_no → the box its text is written into
