@@ -8,10 +8,13 @@ import json
 import re
 
 import httpx
+import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import KEY, StaticPages
 from tests.browser.live_api import LiveApi
+
+pytestmark = pytest.mark.browser
 
 WAIT_MS = 30_000
 PAGE = """<!doctype html><html><head><meta charset="utf-8"><link rel="icon" href="data:,">

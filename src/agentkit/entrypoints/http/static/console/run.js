@@ -7,6 +7,8 @@ import { pendingCalls } from "./actions.js";
 import { api, followRun } from "./api.js";
 import { TERMINAL, errorBox, facts, fill, h, isAbort, jsonBlock, ms, put, short, statusBadge, usd, when } from "./dom.js";
 
+const UUID = /^[0-9a-fA-F-]{36}$/;
+
 function startOf(step) {
   if (step.started_at) return Date.parse(step.started_at);
   return Date.parse(step.created_at) - step.latency_ms;
@@ -74,7 +76,8 @@ function childrenView(children) {
   if (!Array.isArray(children) || !children.length) return null;
   return h("section", { class: "children" }, h("h2", null, "Child runs"),
     h("ul", null, children.map((child) => {
-      const id = typeof child === "string" ? child : child.id;
+      const id = typeof child === "string" ? child : child?.id;
+      if (!UUID.test(String(id))) return null; // only run ids become links
       return h("li", null, h("a", { href: `#/runs/${id}` }, typeof child === "string" ? id : short(child.goal || id, 80)),
         typeof child === "object" && child.status ? [" ", statusBadge(child.status)] : null);
     })));
