@@ -13,9 +13,9 @@ from tests.browser.conftest import KEY, Watched, screenshot, wait_for_status, wa
 from tests.browser.goal_llm import HOSTILE, RELEASE, STREAMED, WRITE
 from tests.browser.live_api import LiveApi
 
-# Generous: a loaded 2-core machine; each wait ends as soon as the page shows what it waits for.
 pytestmark = pytest.mark.browser
 
+# Generous: a loaded 2-core machine; each wait ends as soon as the page shows what it waits for.
 WAIT_MS = 30_000
 
 
