@@ -22,7 +22,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Error, Page, Playwright, sync_playwright
 
-from tests.browser.goal_llm import GoalScriptedLLM, delete_file, hostile, slow
+from tests.browser.goal_llm import GoalScriptedLLM, delete_file, hostile, nap, slow
 from tests.browser.live_api import LiveApi
 from tests.sample_tools import add
 
@@ -84,7 +84,7 @@ def other_origins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[St
 def live_api(other_origins: tuple[StaticPages, StaticPages]) -> Iterator[LiveApi]:
     """The app on a loopback port: a goal-scripted model, test tools, one key, CORS for one origin."""
     env = {"API_KEYS": KEY, "CORS_ORIGINS": other_origins[0].origin, "RATE_LIMIT_PER_MIN": "1000"}
-    server = LiveApi(env, GoalScriptedLLM(), [add, hostile, slow, delete_file]).start()
+    server = LiveApi(env, GoalScriptedLLM(), [add, hostile, slow, delete_file, nap]).start()
     yield server
     server.stop()
 

@@ -1,13 +1,15 @@
 """A test model whose every run plays the script its goal names, so runs of one server do not share a script.
 
 The goal's first word picks the tool the model calls on its first turn (`add`, `hostile`, `slow`,
-`delete`, `ask`, `stream`); its second turn answers with what the tool returned (`stream`: writes its
-answer in two fragments, holding between them until the test lets it go on). Turns are counted from
-the conversation itself, so a resumed run (after an approval) picks up where it was.
+`delete`, `ask`, `stream`; `pair` calls `nap` twice in one turn, and the calls run at once); its
+second turn answers with what the tool returned (`stream`: writes its answer in two fragments,
+holding between them until the test lets it go on). Turns are counted from the conversation itself,
+so a resumed run (after an approval) picks up where it was.
 """
 
 import asyncio
 import threading
+import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -47,6 +49,17 @@ def slow() -> str:
 
 
 @tool
+def nap(seconds: float) -> str:
+    """Sleep a while (two of one turn run at the same time).
+
+    Args:
+        seconds: How long.
+    """
+    time.sleep(seconds)
+    return f"slept {seconds}"
+
+
+@tool
 def delete_file(path: str) -> str:
     """Delete a file (asks a person first).
 
@@ -75,6 +88,13 @@ class GoalScriptedLLM(LLMClient):
         turns = sum(1 for m in messages if m.role == "assistant")
         first = _FIRST_CALLS.get(goal.split()[0].lower()) if goal.split() else None
         usage = Usage(input_tokens=40 + 10 * len(messages), output_tokens=12)
+        if goal.lower().startswith("pair") and turns == 0:
+            calls = tuple(
+                ToolCall(id=ToolCallId(f"call-nap-{n}"), name="nap", arguments={"seconds": 0.4}) for n in (1, 2)
+            )
+            return LLMResponse(
+                text="Two at once.", tool_calls=calls, usage=usage, finish_reason=FinishReason.TOOL_CALLS
+            )
         if first is not None and turns == 0:
             name, arguments = first
             return LLMResponse(

@@ -103,6 +103,25 @@ def test_a_new_run_appears_and_its_steps_come_live(console: Watched, live_api: L
     expect(page.locator("li.step")).to_have_count(3)
 
 
+def test_calls_of_one_turn_that_ran_at_once_overlap_on_the_timeline(
+    console: Watched, live_api: LiveApi, api: httpx.Client
+) -> None:
+    run_id = start(api, "pair of naps")
+    wait_for_status(api, run_id, "succeeded")
+    page = console.page
+    sign_in(page, live_api, f"#/runs/{run_id}")
+
+    bars = page.locator("li.step[data-kind=tool] .bar")
+    expect(bars).to_have_count(2, timeout=WAIT_MS)
+    first, second = (bars.nth(n).bounding_box() for n in range(2))
+    assert first is not None
+    assert second is not None
+    # each bar spans its call's time on the run's axis: the two spans share most of their width
+    shared = min(first["x"] + first["width"], second["x"] + second["width"]) - max(first["x"], second["x"])
+    assert shared > 0.5 * min(first["width"], second["width"])
+    expect(page.locator("li.step[data-kind=tool]").first).to_contain_text("slept 0.4")
+
+
 def test_the_models_text_appears_as_it_is_written(console: Watched, live_api: LiveApi, api: httpx.Client) -> None:
     RELEASE.clear()
     WRITE.clear()
