@@ -103,6 +103,20 @@ def test_a_new_run_appears_and_its_steps_come_live(console: Watched, live_api: L
     expect(page.locator("li.step")).to_have_count(3)
 
 
+def test_status_changes_appear_in_the_list(console: Watched, live_api: LiveApi, api: httpx.Client) -> None:
+    RELEASE.clear()
+    run_id = start(api, "slow work, seen from the list")
+    wait_for_status(api, run_id, "running")
+    page = console.page
+    sign_in(page, live_api)
+    row = page.locator(f"tr[data-run='{run_id}']")
+    expect(row.locator(".status")).to_have_text("running", timeout=WAIT_MS)
+
+    RELEASE.set()
+
+    expect(row.locator(".status")).to_have_text("succeeded", timeout=WAIT_MS)  # followed: no reload
+
+
 def test_calls_of_one_turn_that_ran_at_once_overlap_on_the_timeline(
     console: Watched, live_api: LiveApi, api: httpx.Client
 ) -> None:
