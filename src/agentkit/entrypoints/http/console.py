@@ -11,6 +11,7 @@ anywhere. With the page writing untrusted text only as text (never as HTML), a t
 holds `<script>` is shown, not run.
 """
 
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,12 @@ _REVALIDATE = CacheControlHeader(no_cache=True)
 @get([CONSOLE_PATH, f"{CONSOLE_PATH}/"], include_in_schema=False, cache_control=_REVALIDATE)
 async def console_page() -> Response[bytes]:
     """The console's one HTML page; the script it loads draws every view."""
-    return Response((_FILES / "index.html").read_bytes(), media_type="text/html", headers=SECURITY_HEADERS)
+    return Response(_page(), media_type="text/html", headers=SECURITY_HEADERS)
+
+
+@functools.cache
+def _page() -> bytes:
+    return (_FILES / "index.html").read_bytes()  # read once: a file of the installed package
 
 
 async def _secure(response: Response[Any]) -> Response[Any]:
