@@ -1,8 +1,9 @@
 """Browser tests: Playwright drives Debian's Chromium (the `chromium` package) against the app on loopback.
 
-One browser and one server for the session; each test gets a fresh browser context. Every page a test
-uses records its requests and console: at the end, every URL must be on loopback (the browser's proxy
-refuses any other host) and the console must hold no error. Without Chromium the tests are skipped, saying so.
+One server for the session, one browser a module; each test gets a fresh browser context. Every page
+records its requests and console: at the end, every URL must be on loopback (the browser's proxy
+refuses any other host) and the console must hold no error. Without Chromium the tests are skipped,
+saying so.
 """
 
 import functools
@@ -89,18 +90,22 @@ def live_api(other_origins: tuple[StaticPages, StaticPages]) -> Iterator[LiveApi
     server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
-    """Playwright's driver (no browser of its own is downloaded: the system's Chromium is used)."""
+    """Playwright's driver (no browser of its own is downloaded: the system's Chromium is used).
+
+    A module's, not the session's: the sync API runs an event loop in the main thread while it is
+    open, and the async tests of later modules need that thread's loop free.
+    """
     if CHROMIUM is None:
         pytest.skip("no Chromium on this machine: install Debian's `chromium` package (.ci/run does in CI)")
     with sync_playwright() as driver:
         yield driver
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
-    """One headless Chromium for the whole session.
+    """One headless Chromium for a module's tests.
 
     Its proxy is a closed loopback port: a request to any other host fails (and is recorded, and logs a
     console error, both of which fail the test), while loopback addresses bypass the proxy.
