@@ -68,3 +68,15 @@ async def test_filters_by_parent_run(kit: StateKit) -> None:
 
     assert [run.id for run in found] == [run.id for run in reversed(children)]
     assert none == []
+
+
+async def test_filters_by_agent(kit: StateKit) -> None:
+    owner = OwnerId(f"cat-{uuid.uuid4().hex[:6]}")
+    default = await add(kit, owner, seconds=1)
+    researcher = await add(kit, owner, seconds=2, agent="researcher")
+
+    found = await kit.listing.list_runs(RunFilter(owner=owner, agent="researcher"), after=None, limit=9)
+    others = await kit.listing.list_runs(RunFilter(owner=owner, agent="default"), after=None, limit=9)
+
+    assert [r.id for r in found] == [researcher.id]
+    assert [r.id for r in others] == [default.id]

@@ -33,6 +33,8 @@ class SqlaRunListing(RunListing):
             if not is_uuid(where.parent_run_id):
                 return []  # no run has such an id, so no run has it as its parent
             query = query.where(runs.c.parent_run_id == where.parent_run_id)
+        if where.agent is not None:
+            query = query.where(runs.c.agent == where.agent)
         if where.created_before is not None:
             query = query.where(runs.c.created_at < where.created_before)
         if where.created_after is not None:

@@ -23,6 +23,7 @@ class ListRunsInput(msgspec.Struct, frozen=True, kw_only=True):
         owner: The caller (None: the admin CLI, every owner's runs).
         statuses: Only these statuses (empty: any).
         session_id: Only this session's runs.
+        agent: Only this agent's runs.
         created_before: Only runs created before this time.
         created_after: Only runs created at or after this time.
         parent_run_id: Only the child runs of this run.
@@ -33,6 +34,7 @@ class ListRunsInput(msgspec.Struct, frozen=True, kw_only=True):
     owner: OwnerId | None
     statuses: frozenset[RunStatus] = frozenset()
     session_id: SessionId | None = None
+    agent: str | None = None
     created_before: datetime | None = None
     created_after: datetime | None = None
     parent_run_id: RunId | None = None
@@ -77,6 +79,7 @@ class ListRuns:
             owner=inp.owner,
             statuses=inp.statuses,
             session_id=inp.session_id,
+            agent=inp.agent,
             created_before=inp.created_before,
             created_after=inp.created_after,
             parent_run_id=inp.parent_run_id,

@@ -14,6 +14,7 @@ from agentkit.application.runs.prune import PruneInput, PruneOldRuns
 from agentkit.application.runs.queries import GetRun, GetRunTree, GetTrace
 from agentkit.domain.ids import RunId, SessionId
 from agentkit.domain.run import RunStatus
+from agentkit.entrypoints.cli import answers
 from agentkit.entrypoints.cli.console import announce
 from agentkit.entrypoints.cli.root import CommandRoot
 from agentkit.entrypoints.cli.run_view import is_terminal
@@ -37,7 +38,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     seed = sub.add_parser("seed-demo", help="create or reset the demo database that sql_readonly reads")
     seed.set_defaults(handler=seed_demo_command)
 
-    runs = sub.add_parser("runs", help="read stored runs")
+    runs = sub.add_parser("runs", help="read stored runs, and answer paused ones")
     runs_sub = runs.add_subparsers(dest="runs_command", required=True, metavar="ACTION")
     show = runs_sub.add_parser("show", help="a run's summary (a table on a terminal, else JSON)")
     show.add_argument("run_id")
@@ -57,6 +58,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     listing.add_argument("--limit", type=int, default=DEFAULT_PAGE, help=f"runs per page (default {DEFAULT_PAGE})")
     listing.add_argument("--cursor", help="the next_cursor of the page before")
     listing.set_defaults(handler=list_command)
+    answers.register(runs_sub)
 
 
 def _on_state(root: CommandRoot) -> contextlib.AbstractAsyncContextManager["AsyncContainer"]:

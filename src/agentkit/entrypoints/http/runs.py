@@ -15,6 +15,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import BodyKwarg, HeaderParameter, PathParameter, QueryParameter
 from litestar.response import ServerSentEvent
 
+from agentkit.application.agents.profile import AGENT_NAME_PATTERN
 from agentkit.application.errors import InvalidListing, RunNotFound
 from agentkit.application.ports.run_event_log import EventId
 from agentkit.application.runs.answer_run import AnswerRun, RunAnswer
@@ -94,6 +95,9 @@ SessionFilter = Annotated[
     QueryParameter(
         min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$", description="Only this session's runs."
     ),
+]
+AgentFilter = Annotated[
+    str | None, QueryParameter(pattern=AGENT_NAME_PATTERN, max_length=64, description="Only this agent's runs.")
 ]
 # Strings parsed here: Litestar's own datetime parameter also takes `0.5` (a timestamp), which the
 # document's date-time format does not allow.
@@ -240,7 +244,8 @@ class RunsController(Controller):
         "/",
         summary="List the key's runs",
         description=(
-            "Newest first, by creation time. Keyset pagination: follow `next` (or pass `next_cursor` as "
+            "Newest first, by creation time; filtered by status, session, agent and creation time. Keyset "
+            "pagination: follow `next` (or pass `next_cursor` as "
             "`cursor`) until it is null; runs created meanwhile never shift a page, so none is repeated or "
             "skipped. Another key's runs are never listed; a cursor this API did not give is a 404."
         ),
@@ -253,6 +258,7 @@ class RunsController(Controller):
         lister: FromDishka[ListRuns],
         status: Statuses = None,
         session_id: SessionFilter = None,
+        agent: AgentFilter = None,
         created_before: CreatedBefore = None,
         created_after: CreatedAfter = None,
         limit: Limit = DEFAULT_PAGE,
@@ -266,6 +272,7 @@ class RunsController(Controller):
                 statuses=frozenset(RunStatus(value) for value in status or ()),
                 session_id=SessionId(session_id) if session_id else None,
                 parent_run_id=RunId(parent_run_id) if parent_run_id else None,
+                agent=agent,
                 created_before=_moment(created_before, "created_before"),
                 created_after=_moment(created_after, "created_after"),
                 limit=limit,
@@ -279,6 +286,8 @@ class RunsController(Controller):
                 query.append(("session_id", session_id))
             if parent_run_id:
                 query.append(("parent_run_id", parent_run_id))
+            if agent:
+                query.append(("agent", agent))
             if created_before:
                 query.append(("created_before", created_before))
             if created_after:

@@ -124,6 +124,10 @@ class HttpSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     # The A2A endpoints (/a2a/{agent}) also take A2A v0.3's method names (clients that send no
     # A2A-Version header are v0.3 ones); off: such a client gets VersionNotSupported.
     a2a_v03_compat: bool = True
+    # Origins whose browser pages may call the API (CORS), each `scheme://host[:port]`, comma-separated;
+    # an explicit list (no `*`, no path). Empty: no CORS headers, as a browser page of another origin
+    # should not hold an API key unless its owner means it to.
+    cors_origins: tuple[Annotated[str, msgspec.Meta(pattern=r"^https?://[A-Za-z0-9.\[\]:-]+$")], ...] = ()
     host: str = "127.0.0.1"
     port: Port = 8000
 
@@ -248,7 +252,14 @@ _VARIABLES: dict[str, str] = {
     field.encode_name: section for section, kind in _SECTIONS.items() for field in msgspec.structs.fields(kind)
 }
 _LIST_FIELDS = frozenset(
-    {"API_KEYS", "AGENTKIT_TOOL_MODULES", "FORWARDED_ALLOW_IPS", "TRACE_REDACT_FIELDS", "TOOL_PROCESS_ENV"}
+    {
+        "API_KEYS",
+        "AGENTKIT_TOOL_MODULES",
+        "FORWARDED_ALLOW_IPS",
+        "TRACE_REDACT_FIELDS",
+        "TOOL_PROCESS_ENV",
+        "CORS_ORIGINS",
+    }
 )
 
 

@@ -68,6 +68,7 @@ def api_config_of(settings: Settings, agent_names: tuple[str, ...] | None = None
         # A2A's blocking send waits for the run's end or pause: its time limit bounds that (plus a margin
         # for the queue); never less than RESPONSE_TIMEOUT_S
         a2a_wait_s=max(settings.http.response_timeout_s, settings.loop.run_timeout_s + 30.0),
+        cors_origins=settings.http.cors_origins,
     )
 
 
