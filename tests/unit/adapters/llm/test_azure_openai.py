@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from agentkit.adapters.llm.factory import build_llm_client
-from agentkit.application.errors import ConfigurationError
+from agentkit.application.errors import ConfigurationError, LLMRequestError
 from agentkit.domain.messages import Message
 from agentkit.entrypoints.wiring.settings import load_settings
-from agentkit.testing.llm_conformance import LoopbackLLMServer, OpenAIWire, Reply
+from agentkit.testing.llm_conformance import Failure, LoopbackLLMServer, OpenAIWire, Reply
 
 CONVERSATION = [Message(role="user", content="Hello")]
 TOKENS_ISSUED: list[str] = []
@@ -127,3 +127,24 @@ def test_a_token_provider_that_does_not_load_stops_start_up() -> None:
     config = load_settings({}, llm_provider="openai", llm_token_provider="no_such_module:token").llm
     with pytest.raises(ConfigurationError, match="LLM_TOKEN_PROVIDER: cannot load no_such_module:token"):
         build_llm_client(config)
+
+
+async def test_a_refused_deployment_key_names_the_azure_settings_not_openais() -> None:
+    answers = [Failure(status=401, message="Access denied due to invalid subscription key.")]
+    async with LoopbackLLMServer(OpenAIWire(), answers) as server:
+        settings = load_settings(
+            {},
+            llm_provider="azure_openai",
+            llm_base_url=server.base_url,
+            azure_openai_api_key="wrong-key-0123456789",
+            azure_openai_api_version="2024-10-21",
+            llm_model="my-gpt-deployment",
+        )
+        client = build_llm_client(settings.llm)
+        try:
+            with pytest.raises(LLMRequestError) as caught:
+                await client.chat(CONVERSATION, [])
+        finally:
+            await client.aclose()
+    assert "check AZURE_OPENAI_API_KEY or LLM_TOKEN_PROVIDER" in str(caught.value)
+    assert "wrong-key" not in str(caught.value)
