@@ -48,16 +48,18 @@ fmt: $(STAMP) ## fix lint findings that can be fixed and format the code
 	$(VENV)/bin/ruff check --fix .
 	$(VENV)/bin/ruff format .
 
-bench: $(STAMP) ## run the benchmarks under bench/ (the last four need PostgreSQL and Redis)
+bench: $(STAMP) ## run the benchmarks under bench/ (the last five need PostgreSQL and Redis)
 	$(VENV)/bin/python bench/loop_overhead.py
 	$(VENV)/bin/python bench/agent_memory.py
 	$(VENV)/bin/python bench/parallel_tools.py
+	$(VENV)/bin/python bench/stream_cost.py
 	$(VENV)/bin/python bench/trace_write.py
 	$(VENV)/bin/python bench/trace_storage.py
 	$(VENV)/bin/python bench/observability_overhead.py
 	$(VENV)/bin/python bench/http_throughput.py
 	$(VENV)/bin/python bench/overload.py
 	$(VENV)/bin/python bench/sse_latency.py
+	$(VENV)/bin/python bench/stream_latency.py
 
 # The peers come from the `bench` dependency group, which `make install` leaves out: the stamp is
 # removed, so the next target that needs .venv syncs it back to the lean set.

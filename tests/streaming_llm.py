@@ -11,12 +11,13 @@ from typing import Any, TypeAlias
 
 import msgspec
 
+from agentkit.application.errors import LLMError
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import LLMDelta, LLMResponse, Message, TextDelta, ToolCall, ToolCallDelta, Usage
 from agentkit.domain.tools import ToolSchema
 
-Turn: TypeAlias = tuple[list[LLMDelta], LLMResponse]
+Turn: TypeAlias = tuple[list[LLMDelta], LLMResponse | LLMError]
 
 
 def text_turn(text: str) -> Turn:
@@ -26,6 +27,11 @@ def text_turn(text: str) -> Turn:
     return [TextDelta(text=piece) for piece in pieces], LLMResponse(
         text=answer, usage=Usage(input_tokens=10, output_tokens=len(pieces))
     )
+
+
+def broken_turn(text: str, error: LLMError) -> Turn:
+    """An answer streamed in the pieces `text` marks with `|`, then the stream breaks off with `error`."""
+    return [TextDelta(text=piece) for piece in text.split("|")], error
 
 
 def call_turn(call_id: str, name: str, pieces: Sequence[str]) -> Turn:
@@ -69,16 +75,21 @@ class StreamingLLM(LLMClient):
     async def chat(self, messages: Sequence[Message], tools: Sequence[ToolSchema]) -> LLMResponse:
         self.chats += 1
         self.requests.append(list(messages))
-        return self._turns.pop(0)[1]
+        outcome = self._turns.pop(0)[1]
+        if isinstance(outcome, LLMError):
+            raise outcome
+        return outcome
 
     async def stream(
         self, messages: Sequence[Message], tools: Sequence[ToolSchema]
     ) -> AsyncIterator[LLMDelta | LLMResponse]:
         self.streams += 1
         self.requests.append(list(messages))
-        fragments, response = self._turns.pop(0)
+        fragments, outcome = self._turns.pop(0)
         for fragment in fragments:
             yield fragment
             if self._paced:
                 await self._go.get()
-        yield response
+        if isinstance(outcome, LLMError):
+            raise outcome
+        yield outcome

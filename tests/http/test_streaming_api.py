@@ -12,11 +12,12 @@ import httpx
 import pytest
 import schemathesis
 
+from agentkit.application.errors import LLMUnavailable
 from tests.http.test_run_events_api import FlakyEventLog, LogProvider
 from tests.http_fixtures import ApiClient, ApiFactory, headers
 from tests.sample_tools import add
 from tests.sse_fixtures import Event, events_of, read_all, served
-from tests.streaming_llm import StreamingLLM, call_turn, text_turn
+from tests.streaming_llm import StreamingLLM, broken_turn, call_turn, text_turn
 from tests.ui_message_protocol import read_message
 
 WAIT_S = 30.0  # generous: only a failure waits this long
@@ -362,3 +363,40 @@ async def test_every_streamed_event_validates_against_the_documented_schema(
     assert ("event: delta" in lines) == (form == "agentkit")
     assert (lines[-2] == "data: [DONE]") == (form == "vercel")
     operation.validate_response(sent)  # schemathesis' SSE check: raises naming the event that does not fit
+
+
+async def test_a_provider_error_mid_stream_is_the_steps_error_and_the_stream_ends_with_the_failed_run(
+    api_factory: ApiFactory, client_of: ClientOf
+) -> None:
+    broken = broken_turn("The sum| is", LLMUnavailable("the provider's stream broke off"))
+    llm = StreamingLLM([broken, broken], paced=True)
+    api = await api_factory(llm=llm)
+    client = await client_of(api)
+
+    async with client.stream("POST", "/v1/runs", json={"goal": "add 2 and 3", "stream": True}) as response:
+        events = await paced_events(response, llm)
+    run_id = events[0].data["id"]
+    trace = (await client.get(f"/v1/runs/{run_id}/trace")).json()
+    async with client.stream("POST", "/v1/runs?format=vercel", json={"goal": "again"}) as response:
+        chunks = await ui_chunks(response, llm)
+
+    assert [(e.event, e.data.get("status")) for e in events] == [
+        ("status", "pending"),
+        ("status", "running"),
+        ("delta", None),
+        ("delta", None),
+        ("step", None),
+        ("status", "failed"),
+    ]
+    assert "".join(e.data["text"] for e in events if e.event == "delta") == "The sum is"  # what came before the break
+    step = events[-2].data
+    assert (step["kind"], step["error_type"]) == ("llm", "LLMUnavailable")
+    assert "the provider's stream broke off" in step["error"]
+    assert step == trace["steps"][0]  # the step as stored
+    assert events[-1].data["failure_reason"] == "the LLM call failed: the provider's stream broke off"
+    assert ids_only_grow(events)
+    # the UI message stream: the text the model had begun is dropped, the run's failure is the error
+    message = read_message(chunks[:-1])
+    assert [p for p in message["parts"] if p["type"] == "text"] == []
+    assert message["finish_reason"] == "error"
+    assert any("the provider's stream broke off" in error for error in message["errors"])

@@ -2,6 +2,6 @@
 
 from agentkit.adapters.queue.jobs import EXECUTE_RUN, RunJobs
 from agentkit.adapters.queue.scheduler import QueueRunScheduler
-from agentkit.adapters.queue.worker import RunWorker
+from agentkit.adapters.queue.worker import DEQUEUE_TIMEOUT_S, RunWorker
 
-__all__ = ["EXECUTE_RUN", "QueueRunScheduler", "RunJobs", "RunWorker"]
+__all__ = ["DEQUEUE_TIMEOUT_S", "EXECUTE_RUN", "QueueRunScheduler", "RunJobs", "RunWorker"]

@@ -11,10 +11,14 @@ from agentkit.application.agent.loop import AgentLoop
 from agentkit.application.errors import StaleAttempt
 from agentkit.application.ports.run_events import RunEvents
 from agentkit.application.ports.run_repository import RunRepository
+from agentkit.application.runs.run_tree import RunTree
 from agentkit.domain.ids import RunId
 from agentkit.domain.run import RunStatus
 
 logger = structlog.get_logger(__name__)
+
+DEQUEUE_TIMEOUT_S = 1.0
+"""How long an idle slot's blocking take (BLMOVE) waits for a job before it asks again."""
 
 
 class RunWorker:
@@ -36,6 +40,7 @@ class RunWorker:
         concurrency: Runs executed at once (WORKER_CONCURRENCY).
         shutdown_grace_s: How long runs in flight may finish after SIGTERM.
         lease_s: The runs' lease (RUN_LEASE_S); SAQ's own sweep of its job lists runs as often.
+        tree: Starts the child runs of a run that waits on them, and hands a child's end to its parent.
     """
 
     def __init__(
@@ -49,11 +54,13 @@ class RunWorker:
         concurrency: int,
         shutdown_grace_s: float,
         lease_s: float,
+        tree: RunTree | None = None,
     ) -> None:
         self._loop = loop
         self._runs = runs
         self._events = events
         self._scheduler = scheduler
+        self._tree = tree
         events.on_cancel(loop.request_cancel)
         events.on_followed(loop.mark_followed)
         self.worker = Worker(
@@ -61,8 +68,8 @@ class RunWorker:
             functions=[(EXECUTE_RUN, self.execute_run)],
             concurrency=concurrency,
             # a blocking dequeue answers the moment a job arrives; the timeout only bounds each wait
-            # below the Redis client's socket timeout
-            dequeue_timeout=1.0,
+            # (the queue's Redis client waits this much longer for a reply, see QueueProvider.jobs)
+            dequeue_timeout=DEQUEUE_TIMEOUT_S,
             shutdown_grace_period_s=max(1, round(shutdown_grace_s)),
             # a handed-back run stores its trace and lease within this (shielded; see hand_back)
             cancellation_hard_deadline_s=3 * LAST_SAVE_S + 1,
@@ -96,6 +103,8 @@ class RunWorker:
                 ended = await self._loop.run(run)
         except StaleAttempt:
             return "taken by another executor"
+        if self._tree is not None and (ended.parent_run_id is not None or ended.status is RunStatus.WAITING):
+            await self._tree.settle(ended, self._scheduler)  # start its children, or answer its parent
         await self._events.publish_ended(ended)
         return ended.status.value
 
