@@ -28,6 +28,7 @@ def test_every_run_status_shows_as_a_task_state_and_each_state_filters_back_to_i
         RunStatus.TIMED_OUT,
         RunStatus.EXPIRED,
     }
+    assert statuses_of(TaskState.TASK_STATE_WORKING) == {RunStatus.RUNNING, RunStatus.WAITING}
     assert statuses_of(TaskState.TASK_STATE_AUTH_REQUIRED) == frozenset()
 
 

@@ -8,6 +8,7 @@ task's metadata, `agentkit.status`):
 | --- | --- |
 | pending | SUBMITTED |
 | running | WORKING |
+| waiting (on child runs: agents it called) | WORKING |
 | requires_action | INPUT_REQUIRED (the status message carries the pending calls) |
 | succeeded | COMPLETED (the answer is the artifact `answer`) |
 | refused | REJECTED |
@@ -40,6 +41,7 @@ ANSWER_ARTIFACT: Final = "answer"
 STATES: Final[dict[RunStatus, TaskState]] = {
     RunStatus.PENDING: TaskState.TASK_STATE_SUBMITTED,
     RunStatus.RUNNING: TaskState.TASK_STATE_WORKING,
+    RunStatus.WAITING: TaskState.TASK_STATE_WORKING,  # its child runs work for it: not the client's turn
     RunStatus.REQUIRES_ACTION: TaskState.TASK_STATE_INPUT_REQUIRED,
     RunStatus.SUCCEEDED: TaskState.TASK_STATE_COMPLETED,
     RunStatus.REFUSED: TaskState.TASK_STATE_REJECTED,
