@@ -41,11 +41,12 @@ class Gate:
 
 
 class Overrides(Provider):
-    """Swaps in the test's LLM and, when given, its tools."""
+    """Swaps in the test's LLM (none: the one LLM_PROVIDER names) and, when given, its tools."""
 
-    def __init__(self, llm: LLMClient, registry: ToolRegistry | None) -> None:
+    def __init__(self, llm: LLMClient | None, registry: ToolRegistry | None) -> None:
         super().__init__()
-        self.provide(lambda: llm, provides=LLMClient, scope=Scope.APP)
+        if llm is not None:
+            self.provide(lambda: llm, provides=LLMClient, scope=Scope.APP)
         if registry is not None:
             self.provide(lambda: registry, provides=ToolRegistry, scope=Scope.APP)
 
@@ -105,6 +106,7 @@ async def _factory(base_env: dict[str, str]) -> AsyncIterator[ApiFactory]:
             llm: LLMClient | None = None,
             tools: Sequence[Tool[..., Any]] | None = (add, lookup),
             providers: Sequence[Provider] = (),
+            llm_from_settings: bool = False,
             **settings: Any,
         ) -> ApiClient:
             env = {**base_env, "API_KEYS": f"{KEY_A},{KEY_B}", "LOG_LEVEL": "WARNING"}
@@ -112,7 +114,7 @@ async def _factory(base_env: dict[str, str]) -> AsyncIterator[ApiFactory]:
             endpoints = await stack.enter_async_context(started_state(config))
             # tools=None keeps the container's own registry: the built-in tools
             registry = None if tools is None else ToolRegistry(tools, default_timeout_s=config.tools.tool_timeout_s)
-            overrides = Overrides(llm or ScriptedLLMClient(script), registry)
+            overrides = Overrides(None if llm_from_settings else llm or ScriptedLLMClient(script), registry)
             container = make_container(config, LitestarProvider(), overrides, *providers, endpoints=endpoints)
             client = ApiClient(await build_http_app(container))
             await client.__aenter__()

@@ -56,3 +56,27 @@ async def test_filters_by_status_session_and_creation_time(kit: StateKit) -> Non
     assert ids(session) == [late.id, early.id]
     assert ids(between) == [middle.id]
     assert await listing.list_runs(RunFilter(owner=OwnerId("nobody")), after=None, limit=9) == []
+
+
+async def test_filters_by_parent_run(kit: StateKit) -> None:
+    parent = await add(kit, ANN, seconds=0)
+    children = [await add(kit, ANN, seconds=n, parent_run_id=parent.id, lineage=("default",)) for n in (1, 2)]
+    await add(kit, ANN, seconds=3)
+
+    found = await kit.listing.list_runs(RunFilter(owner=ANN, parent_run_id=parent.id), after=None, limit=10)
+    none = await kit.listing.list_runs(RunFilter(owner=ANN, parent_run_id=RunId("not-a-uuid")), after=None, limit=10)
+
+    assert [run.id for run in found] == [run.id for run in reversed(children)]
+    assert none == []
+
+
+async def test_filters_by_agent(kit: StateKit) -> None:
+    owner = OwnerId(f"cat-{uuid.uuid4().hex[:6]}")
+    default = await add(kit, owner, seconds=1)
+    researcher = await add(kit, owner, seconds=2, agent="researcher")
+
+    found = await kit.listing.list_runs(RunFilter(owner=owner, agent="researcher"), after=None, limit=9)
+    others = await kit.listing.list_runs(RunFilter(owner=owner, agent="default"), after=None, limit=9)
+
+    assert [r.id for r in found] == [researcher.id]
+    assert [r.id for r in others] == [default.id]

@@ -416,3 +416,138 @@ async def test_attempts_that_ended_in_a_pause_do_not_count_as_lost_executors(kit
 
     assert expired == []
     assert [lapsed.id for lapsed in await kit.runs.lapsed(T0 + timedelta(minutes=1))] == [run.id]
+
+
+def waiting_run(*, until: datetime, children: tuple[RunId, ...]) -> Run:
+    """A running run that called other agents: it waits on one child run per call."""
+    calls = tuple(
+        PendingCall(
+            call_id=ToolCallId(f"c{n}"),
+            name="ask_math",
+            arguments={"task": f"task {n}"},
+            digest=call_digest("ask_math", {"task": f"task {n}"}),
+            kind=ActionKind.CHILD_RUN,
+            child_run_id=child,
+            agent="math",
+        )
+        for n, child in enumerate(children)
+    )
+    started = runs.start(new_run(), now=T0, lease_until=T0 + timedelta(seconds=30))
+    return runs.pause(started, calls, now=T0, until=until, turn_step=1)
+
+
+def child_of(parent: Run, call: int, **changes: object) -> Run:
+    """A child run of `parent`'s call number `call`, as the parent's action names it."""
+    assert parent.action is not None
+    pending = parent.action.calls[call]
+    assert pending.child_run_id is not None
+    linked: dict[str, object] = {
+        "id": pending.child_run_id,
+        "parent_run_id": parent.id,
+        "parent_call_id": pending.call_id,
+        "parent_step_no": 1,
+        "lineage": ("default",),
+        "agent": "math",
+    }
+    return new_run(**(linked | changes))
+
+
+async def test_a_child_run_reads_back_with_its_parent_and_lineage(kit: StateKit) -> None:
+    parent = waiting_run(until=T0 + timedelta(seconds=30), children=(RunId(str(uuid.uuid4())),))
+    await kit.runs.add(parent)
+    child = child_of(parent, 0, lineage=("default", "triage"))
+    await kit.runs.add(child)
+
+    assert await kit.runs.get(parent.id) == parent
+    assert await kit.runs.get(child.id) == child
+    assert parent.status is RunStatus.WAITING
+    assert (await kit.runs.get(child.id)).depth == 2  # type: ignore[union-attr]
+
+
+async def test_children_lists_a_runs_child_runs_oldest_first(kit: StateKit) -> None:
+    ids = (RunId(str(uuid.uuid4())), RunId(str(uuid.uuid4())))
+    parent = waiting_run(until=T0 + timedelta(seconds=30), children=ids)
+    await kit.runs.add(parent)
+    second = child_of(parent, 1, created_at=T0 + timedelta(seconds=2))
+    first = child_of(parent, 0, created_at=T0 + timedelta(seconds=1))
+    for child in (second, first):
+        await kit.runs.add(child)
+    await kit.runs.add(new_run())
+
+    assert [child.id for child in await kit.runs.children(parent.id)] == [first.id, second.id]
+    assert await kit.runs.children(first.id) == []
+    assert await kit.runs.children(RunId("not-a-uuid")) == []
+
+
+async def test_a_child_runs_end_answers_its_parent_and_adds_its_usage(kit: StateKit) -> None:
+    ids = (RunId(str(uuid.uuid4())), RunId(str(uuid.uuid4())))
+    parent = waiting_run(until=T0 + timedelta(seconds=30), children=ids)
+    await kit.runs.add(parent)
+    at = T0 + timedelta(seconds=3)
+    done = runs.add_spend(
+        runs.start(child_of(parent, 0), now=T0, lease_until=at), Usage(input_tokens=10, output_tokens=4), 0.25
+    )
+    done = runs.succeed(done, now=at, answer="42", output={"value": 42})
+    failed = runs.end(runs.start(child_of(parent, 1), now=T0, lease_until=at), RunStatus.FAILED, now=at, reason="boom")
+
+    one = runs.settle_child(parent, done, now=at)
+    assert await kit.runs.save_answer(one, expected=parent.action)  # type: ignore[arg-type]
+    stale = runs.settle_child(parent, failed, now=at)
+    assert not await kit.runs.save_answer(stale, expected=parent.action)  # type: ignore[arg-type]
+    stored = await kit.runs.get(parent.id)
+    assert stored == one
+    assert stored is not None
+    assert stored.action is not None
+    assert stored.status is RunStatus.WAITING
+    both = runs.settle_child(stored, failed, now=at)
+    assert await kit.runs.save_answer(both, expected=stored.action)
+
+    final = await kit.runs.get(parent.id)
+    assert final == both
+    assert final is not None
+    assert final.action is not None
+    assert final.status is RunStatus.RUNNING
+    assert (final.children_input_tokens, final.children_output_tokens, final.children_cost_usd) == (10, 4, 0.25)
+    assert (final.tree_input_tokens, final.tree_cost_usd) == (10, 0.25)
+    answers = [call.answer for call in final.action.calls]
+    assert [answer.decision for answer in answers if answer] == [Decision.OUTPUT, Decision.FAIL]
+    assert answers[0] is not None
+    assert answers[0].output == '{"value":42}'
+    resumed = await kit.runs.claim(parent.id, attempt=parent.attempt, now=at, until=at + timedelta(seconds=30))
+    assert resumed is not None
+
+
+async def test_stalled_waits_are_waiting_runs_past_their_check_and_never_lapsed_or_renewed(kit: StateKit) -> None:
+    check = T0 + timedelta(seconds=30)
+    soon = waiting_run(until=check, children=(RunId(str(uuid.uuid4())),))
+    later = waiting_run(until=check + timedelta(hours=1), children=(RunId(str(uuid.uuid4())),))
+    for run in (soon, later):
+        await kit.runs.add(run)
+    after = check + timedelta(seconds=1)
+
+    renewed = await kit.runs.renew_leases([soon.id], now=T0, until=T0 + timedelta(days=1))
+    stalled = await kit.runs.stalled_waits(after)
+
+    assert renewed == set()
+    assert await kit.runs.lapsed(after) == []  # no executor to lose
+    assert await kit.runs.expire_unanswered(after, reason="unanswered") == []  # nobody owes it an answer
+    assert await kit.runs.expire_lapsed(after, reason="worker_lost") == []
+    assert [run.id for run in stalled] == [soon.id]
+    rechecked = runs.recheck_waiting(soon, until=after + timedelta(seconds=30))
+    assert await kit.runs.save_answer(rechecked, expected=soon.action)  # type: ignore[arg-type]
+    assert await kit.runs.stalled_waits(after) == []
+
+
+async def test_a_waiting_run_is_cancelled_by_a_save(kit: StateKit) -> None:
+    run = waiting_run(until=T0 + timedelta(seconds=30), children=(RunId(str(uuid.uuid4())),))
+    await kit.runs.add(run)
+
+    await kit.runs.save(runs.request_cancel(run, now=T0 + timedelta(seconds=1)))
+
+    stored = await kit.runs.get(run.id)
+    assert stored is not None
+    assert (stored.status, stored.failure_reason) == (
+        RunStatus.CANCELLED,
+        "cancelled while it waited on its child runs",
+    )
+    assert await kit.runs.stalled_waits(T0 + timedelta(days=1)) == []

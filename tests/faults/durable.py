@@ -14,6 +14,8 @@
 - Each run: lookup, then charge, then the answer: three LLM steps and two tool steps. A goal that
   starts with `batch:` asks for three lookups in one turn (`a`, `slow`, `b`), then answers; one
   that starts with `batch+charge:` asks for a lookup and a charge in one turn, then answers.
+- Agent trees (`TREE_AGENTS`): a goal `tree:<x>` calls the agent `helper` with the task `child:<x>`,
+  then answers; `child:<x>` looks up `slow`, then answers.
 """
 
 import contextlib
@@ -82,7 +84,17 @@ def _completion(serial: int, turn: int, goal: str) -> dict[str, Any]:
     text = f"r{serial}"
     message: dict[str, Any] = {"role": "assistant", "content": text}
     finish = "tool_calls"
-    if goal.startswith(("batch:", "batch+charge:")):
+    if goal.startswith("tree:"):
+        if turn == 0:
+            message["tool_calls"] = [_call("call_helper", "ask_helper", {"task": "child:" + goal[5:]})]
+        else:
+            message["content"], finish = f"done {text}", "stop"
+    elif goal.startswith("child:"):
+        if turn == 0:
+            message["tool_calls"] = [_call("call_slow", "lookup", {"q": "slow"})]
+        else:
+            message["content"], finish = f"done {text}", "stop"
+    elif goal.startswith(("batch:", "batch+charge:")):
         if turn == 0 and goal.startswith("batch:"):
             message["tool_calls"] = [_call(f"call_{q}", "lookup", {"q": q}) for q in ("a", "slow", "b")]
         elif turn == 0:
@@ -106,6 +118,18 @@ def _completion(serial: int, turn: int, goal: str) -> dict[str, Any]:
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
     }
+
+
+TREE_AGENTS = """
+[agents.boss]
+description = "Delegates."
+tools = []
+agents = ["helper"]
+
+[agents.helper]
+description = "Looks things up."
+tools = ["lookup"]
+"""
 
 
 def _call(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:

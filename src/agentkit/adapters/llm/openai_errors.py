@@ -93,7 +93,8 @@ def _translate_status(exc: openai.APIStatusError, label: str, detail: str) -> LL
         )
     if status == 401:
         # The provider's message quotes part of the key: leave it out.
-        return LLMRequestError(f"{label} rejected the API key (HTTP 401); check OPENAI_API_KEY")
+        setting = "AZURE_OPENAI_API_KEY or LLM_TOKEN_PROVIDER" if label.startswith("Azure") else "OPENAI_API_KEY"
+        return LLMRequestError(f"{label} rejected the API key (HTTP 401); check {setting}")
     if status == 404:
         return LLMRequestError(f"{label} answered HTTP 404: {detail}; check LLM_MODEL and LLM_BASE_URL")
     if exc.code == "context_length_exceeded" or _CONTEXT_OVERFLOW.search(detail):

@@ -140,6 +140,8 @@ def from_openai_completion(completion: ChatCompletion, *, text_tool_names: Colle
         usage=Usage(
             input_tokens=usage.prompt_tokens if usage else 0,
             output_tokens=usage.completion_tokens if usage else 0,
+            # OpenAI caches long prompts by itself; the cached part is inside prompt_tokens
+            cache_read_tokens=(getattr(usage.prompt_tokens_details, "cached_tokens", None) or 0) if usage else 0,
         ),
         finish_reason=finish,
         refusal=refusal,

@@ -14,9 +14,9 @@ from agentkit.application.errors import ConfigurationError
 
 def check_openai(config: LLMConfig) -> None:
     """Raise ConfigurationError naming the variable when the `openai` provider cannot be built."""
-    if not config.openai_api_key:
+    if not config.openai_api_key and not config.llm_token_provider:
         raise ConfigurationError(
-            "OPENAI_API_KEY is not set; LLM_PROVIDER=openai needs it "
+            "OPENAI_API_KEY is not set; LLM_PROVIDER=openai needs it, or LLM_TOKEN_PROVIDER "
             "(for a local server that takes no key, set any value)"
         )
     _check_base_url(config)
@@ -29,6 +29,37 @@ def check_gemini(config: LLMConfig) -> None:
     """Raise ConfigurationError naming the variable when the `gemini` provider cannot be built."""
     if not config.gemini_api_key:
         raise ConfigurationError("GEMINI_API_KEY is not set; LLM_PROVIDER=gemini needs it")
+    _check_base_url(config)
+
+
+def check_azure_openai(config: LLMConfig) -> None:
+    """Raise ConfigurationError naming the variable when the `azure_openai` provider cannot be built."""
+    if not config.llm_base_url:
+        raise ConfigurationError(
+            "LLM_BASE_URL is not set; LLM_PROVIDER=azure_openai needs the resource's endpoint, "
+            "such as https://my-resource.openai.azure.com"
+        )
+    _check_base_url(config)
+    if not config.llm_model:
+        raise ConfigurationError("LLM_MODEL is not set; name the Azure OpenAI deployment")
+    if not config.azure_openai_api_version:
+        raise ConfigurationError(
+            "AZURE_OPENAI_API_VERSION is not set; LLM_PROVIDER=azure_openai needs it, such as 2024-10-21 "
+            "(for the v1 API use LLM_PROVIDER=openai with LLM_BASE_URL=https://<resource>.openai.azure.com/openai/v1)"
+        )
+    if bool(config.azure_openai_api_key) == bool(config.llm_token_provider):
+        raise ConfigurationError(
+            "LLM_PROVIDER=azure_openai needs either AZURE_OPENAI_API_KEY or LLM_TOKEN_PROVIDER (Entra ID), not both"
+        )
+
+
+def check_anthropic(config: LLMConfig) -> None:
+    """Raise ConfigurationError naming the variable when the `anthropic` provider cannot be built."""
+    if not config.anthropic_api_key:
+        raise ConfigurationError(
+            "ANTHROPIC_API_KEY is not set; LLM_PROVIDER=anthropic needs it "
+            "(for a local server that takes no key, set any value)"
+        )
     _check_base_url(config)
 
 

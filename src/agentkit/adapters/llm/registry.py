@@ -26,6 +26,8 @@ LLMClientFactory = Callable[[LLMConfig], LLMClient]
 BUILTIN_PROVIDERS: dict[str, str] = {
     "openai": "agentkit.adapters.llm.sdk_providers:build_openai_client",
     "gemini": "agentkit.adapters.llm.sdk_providers:build_gemini_client",
+    "anthropic": "agentkit.adapters.llm.sdk_providers:build_anthropic_client",
+    "azure_openai": "agentkit.adapters.llm.sdk_providers:build_azure_openai_client",
     "scripted": "agentkit.adapters.llm.scripted_provider:build_scripted_client",
     "demo": "agentkit.adapters.llm.demo:build_demo_client",
 }

@@ -23,6 +23,8 @@ def _matches(run: Run, where: RunFilter, after: RunCursor | None) -> bool:
         (where.owner is None or run.owner == where.owner)
         and (not where.statuses or run.status in where.statuses)
         and (where.session_id is None or run.session_id == where.session_id)
+        and (where.parent_run_id is None or run.parent_run_id == where.parent_run_id)
+        and (where.agent is None or run.agent == where.agent)
         and (where.created_before is None or run.created_at < where.created_before)
         and (where.created_after is None or run.created_at >= where.created_after)
         and (after is None or (run.created_at, run.id) < (after.created_at, after.id))

@@ -13,6 +13,7 @@ from agentkit.domain.ids import OwnerId, RunId
 from agentkit.domain.run import Run, RunStatus, claim, claimable, expire
 
 _EXECUTABLE = (RunStatus.PENDING, RunStatus.RUNNING)
+_PAUSED = (RunStatus.REQUIRES_ACTION, RunStatus.WAITING)
 
 
 class InMemoryRunRepository(RunRepository):
@@ -111,6 +112,12 @@ class InMemoryRunRepository(RunRepository):
         if stored is not None and stored.status is RunStatus.RUNNING:
             self._runs[run_id] = msgspec.structs.replace(stored, cancel_requested=True)
 
+    async def children(self, run_id: RunId) -> list[Run]:
+        """The run's children, oldest first."""
+        found = [run for run in self._runs.values() if run.parent_run_id == run_id]
+        found.sort(key=lambda run: (run.created_at, run.id))
+        return found
+
     async def lapsed(self, now: datetime, *, limit: int = 100, after: LapsedCursor | None = None) -> list[Run]:
         """Unfinished runs whose lease expired, longest-lapsed first, past `after`."""
         found = sorted(
@@ -147,17 +154,30 @@ class InMemoryRunRepository(RunRepository):
     async def save_answer(self, run: Run, *, expected: RequiredAction) -> bool:
         """Store the answered action if the stored run still waits with `expected`."""
         stored = self._runs.get(run.id)
-        if (
-            stored is None
-            or stored.status is not RunStatus.REQUIRES_ACTION
-            or stored.attempt != run.attempt
-            or stored.action != expected
-        ):
+        if stored is None or stored.status not in _PAUSED or stored.attempt != run.attempt or stored.action != expected:
             return False
         self._runs[run.id] = msgspec.structs.replace(
-            stored, status=run.status, action=run.action, expires_at=run.expires_at
+            stored,
+            status=run.status,
+            action=run.action,
+            expires_at=run.expires_at,
+            children_input_tokens=run.children_input_tokens,
+            children_output_tokens=run.children_output_tokens,
+            children_cost_usd=run.children_cost_usd,
         )
         return True
+
+    async def stalled_waits(self, now: datetime, *, limit: int = 100) -> list[Run]:
+        """Waiting runs whose expiry passed, oldest expiry first."""
+        found = sorted(
+            (
+                run
+                for run in self._runs.values()
+                if run.status is RunStatus.WAITING and run.expires_at is not None and run.expires_at < now
+            ),
+            key=cursor_of,
+        )
+        return found[:limit]
 
     async def expire_unanswered(self, now: datetime, *, reason: str, limit: int = 100) -> list[Run]:
         """End `expired` the paused runs whose action's deadline passed."""

@@ -45,9 +45,14 @@ from agentkit.domain.run import Run, RunStatus
 from agentkit.domain.steps import LLMStep, Step, ToolStep
 
 # AgentKit's provider names to the conventions' well-known gen_ai.provider.name values.
-PROVIDER_NAMES: Final = {"openai": "openai", "gemini": "gcp.gemini"}
+PROVIDER_NAMES: Final = {
+    "openai": "openai",
+    "gemini": "gcp.gemini",
+    "anthropic": "anthropic",
+    "azure_openai": "azure.ai.openai",
+}
 _MAX_OPEN: Final = 10_000  # runs accepted or running here whose span (or parent) is remembered
-_MOST_ATTRIBUTES: Final = 16  # no span of ours has more: limits at least this wide change nothing
+_MOST_ATTRIBUTES: Final = 18  # no span of ours has more: limits at least this wide change nothing
 _UNSET: Final = Status(StatusCode.UNSET)
 
 
@@ -211,7 +216,8 @@ class OTelRunObserver(RunObserver):
         tracer: Where spans go: the SDK's tracer (its provider exports with OTLP/HTTP). Any other
             (the API's no-op tracer, which the SDK hands out under OTEL_SDK_DISABLED=true) makes
             the observer make no spans at all.
-        agent_name: gen_ai.agent.name of every run.
+        agent_name: gen_ai.agent.name of a run of the `default` agent; a run of another agent
+            (AGENTS_FILE) is named by its agent, the one it ends with when it was handed off.
     """
 
     def __init__(self, tracer: Tracer, *, agent_name: str = "agentkit") -> None:
@@ -274,13 +280,13 @@ class OTelRunObserver(RunObserver):
         parent = self._parents.pop(run.id, None)
         attributes: dict[str, Any] = {
             "gen_ai.operation.name": "invoke_agent",
-            "gen_ai.agent.name": self._agent,
+            "gen_ai.agent.name": self._agent_of(run),
             "agentkit.run.id": run.id,
             "agentkit.run.attempt": run.attempt,
         }
         if run.session_id is not None:
             attributes["gen_ai.conversation.id"] = run.session_id
-        origin, attributes = spans.origin(parent, self._run_name, SpanKind.INTERNAL, attributes)
+        origin, attributes = spans.origin(parent, self._name_of(run), SpanKind.INTERNAL, attributes)
         span = None
         if origin.recording:
             span = _RunSpan(spans.context(origin), origin, attributes, _ns(run.started_at or run.created_at))
@@ -293,6 +299,9 @@ class OTelRunObserver(RunObserver):
         attributes["gen_ai.usage.input_tokens"] = run.input_tokens
         attributes["gen_ai.usage.output_tokens"] = run.output_tokens
         attributes["agentkit.run.status"] = run.status.value
+        attributes["gen_ai.agent.name"] = self._agent_of(run)  # a handoff changed it
+        if run.parent_run_id is not None:
+            attributes["agentkit.run.parent_id"] = run.parent_run_id
         if run.cost_usd is not None:
             attributes["agentkit.run.cost_usd"] = run.cost_usd
         status = _UNSET
@@ -301,8 +310,14 @@ class OTelRunObserver(RunObserver):
             status = Status(StatusCode.ERROR, run.failure_reason or run.status.value)
         end = _ns(run.finished_at) if run.finished_at else time.time_ns()
         spans.finish(
-            self._run_name, span.context, span.origin, SpanKind.INTERNAL, attributes, span.start_ns, end, status
+            self._name_of(run), span.context, span.origin, SpanKind.INTERNAL, attributes, span.start_ns, end, status
         )
+
+    def _agent_of(self, run: Run) -> str:
+        return self._agent if run.agent == "default" else run.agent
+
+    def _name_of(self, run: Run) -> str:
+        return self._run_name if run.agent == "default" else f"invoke_agent {run.agent}"
 
 
 def _chat(step: LLMStep) -> tuple[str, SpanKind, dict[str, Any], Status]:
@@ -316,6 +331,11 @@ def _chat(step: LLMStep) -> tuple[str, SpanKind, dict[str, Any], Status]:
         "agentkit.step.no": step.step_no,
         "agentkit.llm.attempts": step.attempts,
     }
+    # parts of input_tokens, as the conventions count them; only where the provider's cache served
+    if step.usage.cache_read_tokens:
+        attributes["gen_ai.usage.cache_read.input_tokens"] = step.usage.cache_read_tokens
+    if step.usage.cache_write_tokens:
+        attributes["gen_ai.usage.cache_creation.input_tokens"] = step.usage.cache_write_tokens
     if prompt is not None:
         attributes["gen_ai.provider.name"] = PROVIDER_NAMES.get(prompt.provider, prompt.provider)
         attributes["gen_ai.request.model"] = model

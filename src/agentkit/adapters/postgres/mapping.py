@@ -29,6 +29,7 @@ class _LLMResult(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     response_model: str | None = None
     provider_finish_reason: str | None = None
     redacted: bool = False
+    agent: str | None = None
 
 
 def _text(value: str | None) -> str | None:
@@ -89,6 +90,13 @@ def run_to_row(run: Run) -> dict[str, Any]:
         "client_tools": list(run.client_tools) or None,
         "callback_url": run.callback_url,
         "stream": run.stream,
+        "parent_run_id": run.parent_run_id,
+        "parent_call_id": run.parent_call_id,
+        "parent_step_no": run.parent_step_no,
+        "lineage": list(run.lineage) or None,
+        "children_input_tokens": run.children_input_tokens,
+        "children_output_tokens": run.children_output_tokens,
+        "children_cost_usd": run.children_cost_usd,
     }
 
 
@@ -128,6 +136,13 @@ def row_to_run(row: Mapping[Any, Any]) -> Run:
         client_tools=tuple(msgspec.convert(row["client_tools"] or [], list[ToolSchema])),
         callback_url=row["callback_url"],
         stream=row["stream"],
+        parent_run_id=None if row["parent_run_id"] is None else RunId(str(row["parent_run_id"])),
+        parent_call_id=row["parent_call_id"],
+        parent_step_no=row["parent_step_no"],
+        lineage=tuple(row["lineage"] or ()),
+        children_input_tokens=row["children_input_tokens"],
+        children_output_tokens=row["children_output_tokens"],
+        children_cost_usd=row["children_cost_usd"],
     )
 
 
@@ -153,11 +168,14 @@ def step_to_row(step: Step) -> dict[str, Any]:
                 response_model=step.response_model,
                 provider_finish_reason=step.provider_finish_reason,
                 redacted=step.redacted,
+                agent=step.agent,
             ),
             "error": _text(step.error),
             "latency_ms": step.latency_ms,
             "input_tokens": step.usage.input_tokens,
             "output_tokens": step.usage.output_tokens,
+            "cache_read_tokens": step.usage.cache_read_tokens,
+            "cache_write_tokens": step.usage.cache_write_tokens,
             "request": step.prompt,
             "cost_usd": step.cost_usd,
         }
@@ -172,6 +190,8 @@ def step_to_row(step: Step) -> dict[str, Any]:
         "latency_ms": step.latency_ms,
         "input_tokens": 0,
         "output_tokens": 0,
+        "cache_read_tokens": 0,
+        "cache_write_tokens": 0,
         "request": None,
         "cost_usd": None,
     }
@@ -222,7 +242,12 @@ def row_to_step(row: Mapping[Any, Any]) -> Step:
             step_no=row["step_no"],
             created_at=row["created_at"],
             latency_ms=row["latency_ms"],
-            usage=Usage(input_tokens=row["input_tokens"], output_tokens=row["output_tokens"]),
+            usage=Usage(
+                input_tokens=row["input_tokens"],
+                output_tokens=row["output_tokens"],
+                cache_read_tokens=row["cache_read_tokens"],
+                cache_write_tokens=row["cache_write_tokens"],
+            ),
             text=result.text,
             tool_calls=result.tool_calls,
             finish_reason=result.finish_reason,
@@ -237,6 +262,7 @@ def row_to_step(row: Mapping[Any, Any]) -> Step:
             provider_finish_reason=result.provider_finish_reason,
             cost_usd=row["cost_usd"],
             redacted=result.redacted,
+            agent=result.agent,
         )
     stored = row["result"] or {}
     started_at = stored.get("started_at")

@@ -29,6 +29,12 @@ class SqlaRunListing(RunListing):
             query = query.where(runs.c.status.in_(sorted(status.value for status in where.statuses)))
         if where.session_id is not None:
             query = query.where(runs.c.session_id == where.session_id)
+        if where.parent_run_id is not None:
+            if not is_uuid(where.parent_run_id):
+                return []  # no run has such an id, so no run has it as its parent
+            query = query.where(runs.c.parent_run_id == where.parent_run_id)
+        if where.agent is not None:
+            query = query.where(runs.c.agent == where.agent)
         if where.created_before is not None:
             query = query.where(runs.c.created_at < where.created_before)
         if where.created_after is not None:

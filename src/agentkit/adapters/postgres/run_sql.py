@@ -19,7 +19,8 @@ _COLUMN_LIST: Final = ", ".join(RUN_COLUMNS)
 _VALUES: Final = ", ".join(f"${n}" for n in range(1, len(RUN_COLUMNS) + 1))
 # runs a write may still change
 _OPEN: Final = ", ".join(
-    f"'{status.value}'" for status in (RunStatus.PENDING, RunStatus.RUNNING, RunStatus.REQUIRES_ACTION)
+    f"'{status.value}'"
+    for status in (RunStatus.PENDING, RunStatus.RUNNING, RunStatus.REQUIRES_ACTION, RunStatus.WAITING)
 )
 _REPLACED: Final = ", ".join(
     f"{name} = excluded.{name}" for name in RUN_COLUMNS if name not in ("id", "cancel_requested")
@@ -62,4 +63,31 @@ def run_arguments(run: Run) -> list[Any]:
     return [
         to_json(value) if name in _JSON_COLUMNS and value is not None else value
         for name, value in ((name, row[name]) for name in RUN_COLUMNS)
+    ]
+
+
+# $1 id, $2 the attempt, $3 the action it must still have (JSONB), then the new status, action, expiry
+# and children's usage. A compare-and-set on the paused run's action: of two answers given at once
+# (two children ending together), the second finds the action changed.
+SAVE_ANSWER: Final = f"""
+UPDATE runs SET status = $4, action = $5, expires_at = $6,
+    children_input_tokens = $7, children_output_tokens = $8, children_cost_usd = $9
+WHERE id = $1 AND attempt = $2 AND status IN ('{RunStatus.REQUIRES_ACTION.value}', '{RunStatus.WAITING.value}')
+    AND action = $3
+RETURNING id
+"""  # noqa: S608
+
+
+def answer_arguments(run: Run, expected: Any) -> list[Any]:
+    """SAVE_ANSWER's arguments for this version of a paused run, which must still hold `expected` as its action."""
+    return [
+        run.id,
+        run.attempt,
+        to_json(expected),
+        run.status.value,
+        None if run.action is None else to_json(run.action),
+        run.expires_at,
+        run.children_input_tokens,
+        run.children_output_tokens,
+        run.children_cost_usd,
     ]

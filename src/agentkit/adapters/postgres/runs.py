@@ -18,7 +18,9 @@ from agentkit.adapters.postgres.run_sql import (
     GET_RUN_BY_KEY,
     INSERT_RUN,
     RUN_FENCE,
+    SAVE_ANSWER,
     SAVE_RUN,
+    answer_arguments,
     run_arguments,
 )
 from agentkit.adapters.postgres.tables import runs
@@ -169,6 +171,16 @@ class SqlaRunRepository(RunRepository):
             await conn.execute(query)
 
     @_postgres
+    async def children(self, run_id: RunId) -> list[Run]:
+        """The run's children, oldest first (`ix_runs_parent_run_id_created_at`)."""
+        if not is_uuid(run_id):
+            return []
+        query = select(runs).where(runs.c.parent_run_id == run_id).order_by(runs.c.created_at, runs.c.id)
+        async with self._engine.connect() as conn:
+            rows = (await conn.execute(query)).mappings().all()
+        return [row_to_run(row) for row in rows]
+
+    @_postgres
     async def lapsed(self, now: datetime, *, limit: int = 100, after: LapsedCursor | None = None) -> list[Run]:
         """Unfinished runs whose lease expired before `now` (see `expire_lapsed` on outages), longest-lapsed first.
 
@@ -243,23 +255,26 @@ class SqlaRunRepository(RunRepository):
     async def save_answer(self, run: Run, *, expected: RequiredAction) -> bool:
         """Store a paused run's answered action (and its return to running) if it still waits with `expected`.
 
-        One compare-and-set UPDATE: of two answers given at once, the second finds the action changed.
+        One compare-and-set UPDATE (sent by asyncpg itself: a child run's end makes one): of two answers
+        given at once, the second finds the action changed.
         """
         if not is_uuid(run.id):
             return False
+        async with driver_connection(self._engine) as conn:
+            return await conn.fetchval(SAVE_ANSWER, *answer_arguments(run, expected)) is not None
+
+    @_postgres
+    async def stalled_waits(self, now: datetime, *, limit: int = 100) -> list[Run]:
+        """Waiting runs whose expiry passed, oldest expiry first (`ix_runs_waiting_expires_at`)."""
         query = (
-            update(runs)
-            .where(
-                runs.c.id == run.id,
-                runs.c.attempt == run.attempt,
-                runs.c.status == RunStatus.REQUIRES_ACTION.value,
-                runs.c.action == literal(expected, runs.c.action.type),
-            )
-            .values(status=run.status.value, action=run.action, expires_at=run.expires_at)
-            .returning(runs.c.id)
+            select(runs)
+            .where(runs.c.status == RunStatus.WAITING.value, runs.c.expires_at < now)
+            .order_by(runs.c.expires_at, runs.c.id)
+            .limit(limit)
         )
-        async with self._single.connect() as conn:
-            return (await conn.execute(query)).first() is not None
+        async with self._engine.connect() as conn:
+            rows = (await conn.execute(query)).mappings().all()
+        return [row_to_run(row) for row in rows]
 
     @_postgres
     async def expire_unanswered(self, now: datetime, *, reason: str, limit: int = 100) -> list[Run]:

@@ -78,7 +78,24 @@ runs = Table(
     Column("client_tools", _Json),
     Column("callback_url", Text),
     Column("stream", Boolean, nullable=False, server_default="false"),
+    # a child run: the run whose call of its agent started it, that call and its LLM step
+    Column("parent_run_id", Uuid(as_uuid=False)),
+    Column("parent_call_id", Text),
+    Column("parent_step_no", Integer),
+    # the agents of its ancestors, root first (a JSON array; NULL for a root run)
+    Column("lineage", _Json),
+    # what its ended child runs spent, theirs included
+    Column("children_input_tokens", Integer, nullable=False, server_default="0"),
+    Column("children_output_tokens", Integer, nullable=False, server_default="0"),
+    Column("children_cost_usd", Double),
     Index("ix_runs_session_id", "session_id"),
+    # a run's children, oldest first
+    Index(
+        "ix_runs_parent_run_id_created_at",
+        "parent_run_id",
+        "created_at",
+        postgresql_where=text("parent_run_id IS NOT NULL"),
+    ),
     # the listing's keyset: an owner's runs by (created_at, id), newest first
     Index("ix_runs_owner_created_at_id", "owner", "created_at", "id"),
     Index(
@@ -91,6 +108,7 @@ runs = Table(
     # The sweeper looks for unfinished runs whose lease lapsed; prune for old finished ones.
     Index("ix_runs_unfinished_expires_at", "expires_at", postgresql_where=_UNFINISHED),
     Index("ix_runs_requires_action_expires_at", "expires_at", postgresql_where=text("status = 'requires_action'")),
+    Index("ix_runs_waiting_expires_at", "expires_at", postgresql_where=text("status = 'waiting'")),
     Index("ix_runs_finished_at", "finished_at", postgresql_where=text("finished_at IS NOT NULL")),
 )
 
@@ -110,6 +128,9 @@ steps = Table(
     Column("latency_ms", Double, nullable=False),
     Column("input_tokens", Integer, nullable=False, server_default="0"),
     Column("output_tokens", Integer, nullable=False, server_default="0"),
+    # the parts of input_tokens read from and written to the provider's prompt cache (0010)
+    Column("cache_read_tokens", Integer, nullable=False, server_default="0"),
+    Column("cache_write_tokens", Integer, nullable=False, server_default="0"),
     Column("created_at", _Time, nullable=False),
     # an LLM step's PromptRef (how many of the run's messages it sent, its tool set, model, parameters)
     Column("request", _Json),

@@ -17,7 +17,7 @@ from agentkit.domain.messages import Usage
 _log = structlog.get_logger(__name__)
 
 # AgentKit's provider names (LLM_PROVIDER) to the package's provider ids.
-PROVIDER_IDS: Final = {"openai": "openai", "gemini": "google"}
+PROVIDER_IDS: Final = {"openai": "openai", "gemini": "google", "anthropic": "anthropic", "azure_openai": "azure"}
 
 
 class GenAIPriceTable(PriceTable):
@@ -39,13 +39,26 @@ class GenAIPriceTable(PriceTable):
         if provider_id is None or not model:
             return None
         url = self._base_url if provider == "openai" else None
-        return _price(provider_id, url, model, usage.input_tokens, usage.output_tokens)
+        return _price(
+            provider_id,
+            url,
+            model,
+            (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens),
+        )
 
 
 @functools.lru_cache(maxsize=4096)
-def _price(provider_id: str, base_url: str | None, model: str, input_tokens: int, output_tokens: int) -> float | None:
-    # cached: a lookup takes ~0.1 ms, and a run's calls repeat the same few (model, usage) pairs
-    usage = genai_prices.Usage(input_tokens=input_tokens, output_tokens=output_tokens)
+def _price(provider_id: str, base_url: str | None, model: str, tokens: tuple[int, int, int, int]) -> float | None:
+    # cached: a lookup takes ~0.1 ms, and a run's calls repeat the same few (model, usage) pairs.
+    # The table's input_tokens include the cached ones, as ours do; cache reads and writes are
+    # priced at the model's cache prices.
+    input_tokens, output_tokens, cache_read, cache_write = tokens
+    usage = genai_prices.Usage(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cache_read_tokens=cache_read or None,
+        cache_write_tokens=cache_write or None,
+    )
     try:
         if base_url is not None:
             found = genai_prices.calc_price(usage, model, provider_api_url=base_url)

@@ -11,6 +11,7 @@ from agentkit.application.agent.loop import AgentLoop
 from agentkit.application.errors import StaleAttempt
 from agentkit.application.ports.run_events import RunEvents
 from agentkit.application.ports.run_repository import RunRepository
+from agentkit.application.runs.run_tree import RunTree
 from agentkit.domain.ids import RunId
 from agentkit.domain.run import RunStatus
 
@@ -39,6 +40,7 @@ class RunWorker:
         concurrency: Runs executed at once (WORKER_CONCURRENCY).
         shutdown_grace_s: How long runs in flight may finish after SIGTERM.
         lease_s: The runs' lease (RUN_LEASE_S); SAQ's own sweep of its job lists runs as often.
+        tree: Starts the child runs of a run that waits on them, and hands a child's end to its parent.
     """
 
     def __init__(
@@ -52,11 +54,13 @@ class RunWorker:
         concurrency: int,
         shutdown_grace_s: float,
         lease_s: float,
+        tree: RunTree | None = None,
     ) -> None:
         self._loop = loop
         self._runs = runs
         self._events = events
         self._scheduler = scheduler
+        self._tree = tree
         events.on_cancel(loop.request_cancel)
         events.on_followed(loop.mark_followed)
         self.worker = Worker(
@@ -99,6 +103,8 @@ class RunWorker:
                 ended = await self._loop.run(run)
         except StaleAttempt:
             return "taken by another executor"
+        if self._tree is not None and (ended.parent_run_id is not None or ended.status is RunStatus.WAITING):
+            await self._tree.settle(ended, self._scheduler)  # start its children, or answer its parent
         await self._events.publish_ended(ended)
         return ended.status.value
 

@@ -13,7 +13,7 @@ from agentkit.application.ports.run_admission import RunAdmission
 from agentkit.application.ports.run_events import RunEvents
 from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.domain.ids import RunId
-from agentkit.domain.run import Run
+from agentkit.domain.run import Run, RunStatus
 
 logger = structlog.get_logger(__name__)
 
@@ -48,6 +48,7 @@ class InlineRunScheduler(RunScheduler, RunAdmission):
         self._loop = loop
         self._events = events
         self._sweeper: LeaseSweeper | None = None if recovery is None else recovery.sweeper_for(self)
+        self._tree = None if recovery is None else recovery.tree
         self._tasks: dict[RunId, asyncio.Task[Run | None]] = {}
         self._stopping = asyncio.Event()
         self._drain: asyncio.Task[None] | None = None
@@ -125,6 +126,8 @@ class InlineRunScheduler(RunScheduler, RunAdmission):
             return None  # another executor claimed it first (or took it over): nothing to do here
         finally:
             self._tasks.pop(run.id, None)  # its place is free before anyone hears of the end
+        if self._tree is not None and (ended.parent_run_id is not None or ended.status is RunStatus.WAITING):
+            await self._tree.settle(ended, self)  # start its children, or answer its parent
         await self._events.publish_ended(ended)
         return ended
 

@@ -11,9 +11,11 @@ def answered_result(call: ToolCall, answer: CallAnswer, tools: ToolRegistry) -> 
 
     A rejected call is a tool error (so the model can change course, as with any failed call); a
     client tool's output is the call's output, untrusted data like any tool's (and cut to the same
-    TOOL_OUTPUT_MAX_CHARS).
+    TOOL_OUTPUT_MAX_CHARS). A child run's answer is its result; its failure, an error.
     """
     if answer.decision is Decision.REJECT:
         why = f": {answer.reason}" if answer.reason else ""
         return ToolResult(ok=False, error=f"a reviewer rejected this call of {call.name!r}{why}")
+    if answer.decision is Decision.FAIL:  # a child run that did not succeed, or was not started
+        return ToolResult(ok=False, error=answer.reason or f"the call of {call.name!r} failed")
     return tools.outside_result(answer.output or "")

@@ -2,6 +2,8 @@
 
 import msgspec
 
+from agentkit.application.agent.agent_tools import AgentTool
+
 DEFAULT_SYSTEM_PROMPT = """\
 You are a careful assistant that reaches goals by calling tools.
 - Call a tool when it helps you answer; call only the tools you are given, with the arguments their schemas ask for.
@@ -36,6 +38,8 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True):
         approval_ttl_s: How long a paused run waits for the answers to its pending calls.
         tool_concurrency: The tool calls of one run that may run at once (a model's turn may ask
             for several; the rest wait their turn).
+        agent_tools: The other agents this agent may call, as tools (each call a child run).
+        handoff_tools: The agents this agent may hand its run to (`transfer_to_<agent>`).
     """
 
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
@@ -45,3 +49,5 @@ class AgentConfig(msgspec.Struct, frozen=True, kw_only=True):
     store_retry_s: float = 300.0
     approval_ttl_s: float = 86400.0
     tool_concurrency: int = 8
+    agent_tools: tuple[AgentTool, ...] = ()
+    handoff_tools: tuple[AgentTool, ...] = ()

@@ -104,3 +104,7 @@ class AgentChooser(Protocol):
     @abstractmethod
     def deps_for(self, base: LoopDeps, name: str) -> LoopDeps:
         """`base` with the model, tools and configuration of agent `name`."""
+
+    @abstractmethod
+    def version_of(self, name: str) -> str | None:
+        """The version of agent `name` (a run that is handed to it records it)."""

@@ -7,9 +7,10 @@ from datetime import datetime, timedelta
 import msgspec
 import structlog
 
+from agentkit.application.agent.agent_tools import HANDOFF_TOOL_PREFIX, child_run_id
 from agentkit.application.agent.answers import answered_result
 from agentkit.application.agent.config import STRUCTURED_OUTPUT_PROMPT, STRUCTURED_OUTPUT_REMINDER
-from agentkit.application.agent.deps import LoopDeps
+from agentkit.application.agent.deps import AgentChooser, LoopDeps
 from agentkit.application.agent.durability import (
     hand_back,
     keep_lease,
@@ -34,12 +35,13 @@ from agentkit.domain.ids import ToolCallId
 from agentkit.domain.messages import LLMResponse, Message, ToolCall
 from agentkit.domain.policy import CallTools, Finish, LoopLimits, LoopState, Remind, Stop, decide
 from agentkit.domain.run import Run, RunStatus
-from agentkit.domain.steps import LLMStep, ToolStep
+from agentkit.domain.steps import LLMStep, Step, ToolStep
 from agentkit.domain.tools import ToolResult, ToolSchema
 
 logger = structlog.get_logger(__name__)
 _NONE: frozenset[str] = frozenset()
 _NO_CALLS: frozenset[ToolCallId] = frozenset()
+_NO_AGENTS: dict[str, str] = {}
 
 
 class RunExecution:
@@ -49,13 +51,17 @@ class RunExecution:
     """
 
     __slots__ = (
+        "agent_tools",
+        "agents",
         "approval_names",
         "claimed_from",
         "client_tool_names",
         "context",
         "deps",
+        "handoffs",
         "limits",
         "messages",
+        "named",
         "recorder",
         "resumed",
         "resumed_stream",
@@ -66,21 +72,22 @@ class RunExecution:
         "turn_step",
     )
 
-    def __init__(self, deps: LoopDeps, run: Run, *, claimed_from: RunStatus | None = None) -> None:
-        self.deps = deps
+    def __init__(
+        self,
+        deps: LoopDeps,
+        run: Run,
+        *,
+        claimed_from: RunStatus | None = None,
+        agents: AgentChooser | None = None,
+    ) -> None:
         self.run = run
         # set when the caller already claimed the run (from this status): the start is stored
         self.claimed_from = claimed_from
+        self.agents = agents
         self.recorder = StepRecorder(deps)
-        self.tools: ToolRegistry = deps.tools
-        self.system_prompt = deps.config.system_prompt
-        if run.output_schema is not None:
-            self.tools = self.tools.with_tools([final_result_tool(run.output_schema)])
-            self.system_prompt = f"{self.system_prompt}\n{STRUCTURED_OUTPUT_PROMPT}"
-        # the client's own tools are offered like any other, but never run here: a call pauses the run
-        self.schemas: Sequence[ToolSchema] = (
-            (*self.tools.schemas(), *run.client_tools) if run.client_tools else self.tools.schemas()
-        )
+        self._equip(deps)
+        # LLM steps name their agent in runs that can hand off (or did): the trace says who asked
+        self.named = bool(self.handoffs)
         # most runs have neither: they share one empty set instead of holding two (216 B each)
         self.client_tool_names = frozenset(schema.name for schema in run.client_tools) if run.client_tools else _NONE
         self.approval_names = frozenset(run.approval_required) if run.approval_required else _NONE
@@ -89,7 +96,8 @@ class RunExecution:
             max_steps=run.max_steps,
             repeat_limit=deps.config.repeat_limit,
             token_budget=run.token_budget,  # set when the run was created (CreateRun caps it)
-            cost_budget=run.cost_budget,
+            # what its child runs cost counts too (their tokens join the policy's count in `_open`)
+            cost_budget=None if run.cost_budget is None else run.cost_budget - (run.children_cost_usd or 0.0),
             output_required=run.output_schema is not None,
         )
         self.messages: list[Message] = []
@@ -99,6 +107,28 @@ class RunExecution:
         self.turn_step = 0
         # a resumed run's first streamed call says so first: an earlier attempt may have streamed part of it
         self.resumed_stream = False
+
+    def _equip(self, deps: LoopDeps) -> None:
+        """Take the model, tools and configuration of `deps` (the run's agent; another one's after a handoff)."""
+        run = self.run
+        self.deps = deps
+        self.recorder.deps = deps
+        self.tools: ToolRegistry = deps.tools
+        self.system_prompt = deps.config.system_prompt
+        if run.output_schema is not None:
+            self.tools = self.tools.with_tools([final_result_tool(run.output_schema)])
+            self.system_prompt = f"{self.system_prompt}\n{STRUCTURED_OUTPUT_PROMPT}"
+        # the client's own tools are offered like any other, but never run here: a call pauses the run
+        self.schemas: Sequence[ToolSchema] = (
+            (*self.tools.schemas(), *run.client_tools) if run.client_tools else self.tools.schemas()
+        )
+        # other agents, as tools (a call pauses the run on a child run) and as handoffs: most agents have none
+        config = deps.config
+        agent_tools, handoffs = config.agent_tools, config.handoff_tools
+        self.agent_tools = {item.name: item.agent for item in agent_tools} if agent_tools else _NO_AGENTS
+        self.handoffs = {item.name: item.agent for item in handoffs} if handoffs else _NO_AGENTS
+        if agent_tools or handoffs:
+            self.schemas = (*self.schemas, *(item.schema for item in (*agent_tools, *handoffs)))
 
     async def go(self) -> Run:
         """Execute the run to its end and store that; return the run as stored."""
@@ -175,11 +205,15 @@ class RunExecution:
         self.resumed_stream = True
         await self.deps.pipeline.deliver()  # steps this process recorded reach the trace before it is read
         steps = await self.deps.reader.steps(run.id)
+        if not self.named:  # a run handed to this agent names the agent of each step from then on
+            self.named = any(isinstance(step, LLMStep) and step.agent for step in steps)
+        if self.named:
+            opening[0] = self._after_stored_handoff(steps, opening[0])
         point = replay(opening, steps, self.limits, self.tools)
         self.messages = point.messages
         self.recorder.step_no = point.last_step_no
         self.run = msgspec.structs.replace(
-            runs.with_usage(run, input_tokens=point.usage.input_tokens, output_tokens=point.usage.output_tokens),
+            runs.with_usage(self.run, input_tokens=point.usage.input_tokens, output_tokens=point.usage.output_tokens),
             cost_usd=point.cost_usd,
         )
         if isinstance(point.outcome, Answered):
@@ -191,13 +225,25 @@ class RunExecution:
             return self.end(point.outcome.status, point.outcome.reason)
         if self.run.action is not None and (not point.pending or self.run.action.turn_step != point.pending_turn_step):
             self.run = runs.action_done(self.run)  # answers for a turn that is over: they hold for no other
+        state = point.state
+        children = self.run.children_input_tokens + self.run.children_output_tokens
+        if children:
+            # one budget for the tree: what its child runs spent counts as the run's own
+            state = msgspec.structs.replace(state, tokens=state.tokens + children)
+            budget = self.limits.token_budget
+            if budget is not None and state.tokens > budget:
+                return self.end(
+                    RunStatus.FAILED,
+                    f"token budget exceeded: {state.tokens} tokens spent by this run and its child runs, "
+                    f"the budget is {budget}",
+                )
         if point.pending:
             self.resumed = frozenset(call.id for call in point.pending)
             self.turn_step = point.pending_turn_step
             finished = await self._call_tools(point.turn, point.stored)
             if finished is not None:
                 return finished
-        return point.state
+        return state
 
     async def _turns(self, state: LoopState) -> Run:
         """The loop: ask the model, act on the policy's decision, until the run ends."""
@@ -259,6 +305,7 @@ class RunExecution:
                 response_model=response.response_model,
                 provider_finish_reason=response.provider_finish_reason,
                 cost_usd=cost,
+                agent=self.run.agent if self.named else None,
             ),
             sent,
         )
@@ -295,6 +342,10 @@ class RunExecution:
         One call is made right here (most turns: no task, no batch); several run as a `ToolBatch`,
         at once. So does one call in a worker process: a cancel must be able to kill it.
         """
+        if self.handoffs:
+            handoff = next((call for call in calls if call.name in self.handoffs), None)
+            if handoff is not None:
+                return await self._hand_off(calls, handoff, stored or {})
         waiting = self._waiting(calls, stored)
         if waiting:
             await self.deps.pipeline.deliver()  # the writer tells whether a step was stored redacted
@@ -317,13 +368,63 @@ class RunExecution:
         await self.recorder.record(self.tool_step(call, result, started_at))
         if self.run.calling:
             self.run = runs.mark_calling(self.run, ())  # stored with the run's next write
-        self.messages.append(Message(role="tool", content=result.model_text(), tool_call_id=call.id, name=call.name))
+        self.messages.append(
+            Message(
+                role="tool", content=result.model_text(), tool_call_id=call.id, name=call.name, is_error=not result.ok
+            )
+        )
         item = self.tools.get(call.name)
         if result.ok and item is not None and item.terminal:
             return await self.succeed_with(result)
         if self.run.action is not None:
             self.run = runs.action_done(self.run)  # stored with the run's next write
         return None
+
+    async def _hand_off(
+        self, calls: Sequence[ToolCall], handoff: ToolCall, stored: Mapping[ToolCallId, ToolResult]
+    ) -> Run | None:
+        """The model handed the run to another agent: the conversation goes on with that agent's everything.
+
+        Only the turn's first handoff counts; the turn's other calls are not made (their results say
+        so, so the conversation stays whole). The trace is stored, then the run as the new agent's
+        (fenced, like a call about to start): a resumed run goes on as the agent it names.
+        """
+        source, target = self.run.agent, self.handoffs[handoff.name]
+        if self.agents is None:
+            return self.end(RunStatus.FAILED, f"it cannot hand off to {target!r}: this process has no agents")
+        for call in calls:
+            result = stored.get(call.id)
+            if result is None:
+                started_at = self.deps.clock.now()
+                if call is handoff:
+                    result = ToolResult(ok=True, output=f"Handed off from {source!r} to {target!r}.")
+                else:
+                    result = ToolResult(ok=False, error=f"not run: the conversation was handed to {target!r}")
+                await self.recorder.record(self.tool_step(call, result, started_at))
+            self.messages.append(
+                Message(role="tool", content=result.model_text(), tool_call_id=call.id, name=call.name)
+            )
+        logger.info("run_handed_off", source=source, target=target)
+        self.run = runs.hand_off(self.run, agent=target, agent_version=self.agents.version_of(target))
+        self.named = True
+        self._equip(self.agents.deps_for(self.deps, target))
+        self.messages[0] = Message(role="system", content=self.system_prompt)
+        self.run = await store_calling(self.deps, self.recorder, self.run, ())
+        return None
+
+    def _after_stored_handoff(self, steps: Sequence[Step], system: Message) -> Message:
+        """The system message to go on with: the agent's the trace last handed the run to, should the run
+        not have been saved as that agent's (its executor died between the two writes)."""
+        target = None
+        for step in steps:
+            if isinstance(step, ToolStep) and step.result.ok and step.tool_name.startswith(HANDOFF_TOOL_PREFIX):
+                target = step.tool_name.removeprefix(HANDOFF_TOOL_PREFIX)
+        if target is None or target == self.run.agent or self.agents is None:
+            return system
+        logger.info("run_handoff_resumed", target=target)
+        self.run = runs.hand_off(self.run, agent=target, agent_version=self.agents.version_of(target))
+        self._equip(self.agents.deps_for(self.deps, target))
+        return Message(role="system", content=self.system_prompt)
 
     def tool_step(self, call: ToolCall, result: ToolResult, started_at: datetime) -> ToolStep:
         """The trace's step of a call that just ended (numbered now: steps are numbered as they end)."""
@@ -354,7 +455,10 @@ class RunExecution:
         for call in calls:
             if stored and call.id in stored:
                 continue
-            if call.name in self.client_tool_names:
+            callee = self.agent_tools.get(call.name) if self.agent_tools else None
+            if callee is not None:
+                kind = ActionKind.CHILD_RUN
+            elif call.name in self.client_tool_names:
                 kind = ActionKind.CLIENT_TOOL
             elif call.name in self.approval_names or self.tools.requires_approval(call.name):
                 kind = ActionKind.APPROVAL
@@ -363,8 +467,17 @@ class RunExecution:
             if action is not None and action.answer_of(call.id) is not None:
                 continue
             digest = call_digest(call.name, call.arguments)
+            child = None if callee is None else child_run_id(self.run.id, self.turn_step, call.id)
             waiting.append(
-                PendingCall(call_id=call.id, name=call.name, arguments=call.arguments, digest=digest, kind=kind)
+                PendingCall(
+                    call_id=call.id,
+                    name=call.name,
+                    arguments=call.arguments,
+                    digest=digest,
+                    kind=kind,
+                    child_run_id=child,
+                    agent=callee,
+                )
             )
         return tuple(waiting)
 
@@ -382,7 +495,11 @@ class RunExecution:
                 "(TRACE_PAYLOADS=false or TRACE_REDACT_FIELDS), so it could not go on from them",
             )
         now = self.deps.clock.now()
-        until = now + timedelta(seconds=self.deps.config.approval_ttl_s)
+        config = self.deps.config
+        # a client has until APPROVAL_TTL_S to answer; child runs end by their own limits, and the
+        # sweeper looks at a waiting run's children once a lease has passed (an end not passed on)
+        client_owes = any(call.kind is not ActionKind.CHILD_RUN for call in waiting)
+        until = now + timedelta(seconds=config.approval_ttl_s if client_owes else config.lease_s)
         logger.info("run_paused", calls=[call.call_id for call in waiting], kinds=[call.kind for call in waiting])
         return runs.pause(self.run, waiting, now=now, until=until, turn_step=self.turn_step)
 

@@ -77,7 +77,7 @@ class AgentLoop:
         if taken is None:
             return None
         chosen = deps if self._agents is None else self._agents.deps_for(deps, taken.agent)
-        return await RunExecution(chosen, taken, claimed_from=was).go()
+        return await RunExecution(chosen, taken, claimed_from=was, agents=self._agents).go()
 
     def run(self, run: Run) -> Coroutine[Any, Any, Run]:
         """Execute a pending run and return it in its terminal status (also persisted).
@@ -85,4 +85,4 @@ class AgentLoop:
         A plain function returning the coroutine: one frame less for every run in flight.
         """
         deps = self.deps if self._agents is None else self._agents.deps_for(self.deps, run.agent)
-        return RunExecution(deps, run).go()
+        return RunExecution(deps, run, agents=self._agents).go()

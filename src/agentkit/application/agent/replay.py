@@ -156,4 +156,6 @@ def _append_results(point: ResumePoint, calls: Sequence[ToolCall], results: dict
         step = results.get(call.id)
         if step is not None:
             text = step.result.model_text()
-            point.messages.append(Message(role="tool", content=text, tool_call_id=call.id, name=call.name))
+            point.messages.append(
+                Message(role="tool", content=text, tool_call_id=call.id, name=call.name, is_error=not step.result.ok)
+            )

@@ -176,7 +176,10 @@ class ToolBatch:
         for index, call in enumerate(self._calls):
             result = self._results[index] if upto is None or index < upto else None
             content = missing if result is None else result.model_text()
-            messages.append(Message(role="tool", content=content, tool_call_id=call.id, name=call.name))
+            failed = result is not None and not result.ok
+            messages.append(
+                Message(role="tool", content=content, tool_call_id=call.id, name=call.name, is_error=failed)
+            )
 
 
 def interrupted_reason(calls: Sequence[ToolCall]) -> str:

@@ -6,6 +6,7 @@ from typing import Any
 import msgspec
 import structlog
 
+from agentkit.application.agent.agent_tools import agent_tool, handoff_tool
 from agentkit.application.agent.config import AgentConfig
 from agentkit.application.agent.deps import LoopDeps
 from agentkit.application.agents.profile import DEFAULT_AGENT, AgentProfile
@@ -130,6 +131,11 @@ class AgentCatalog:
             raise UnknownAgent(f"no agent named {name!r}; the agents are: {', '.join(self.names())}")
         return setup
 
+    def version_of(self, name: str) -> str | None:
+        """The version (profile digest) of agent `name`, None for one not configured."""
+        setup = self._setups.get(name)
+        return None if setup is None else setup.version
+
     def deps_for(self, base: LoopDeps, name: str) -> LoopDeps:
         """The loop's dependencies for a run of agent `name`: `base` with the agent's model, tools and config.
 
@@ -150,14 +156,26 @@ class AgentCatalog:
         return cached[1]
 
 
-def agent_config(base: AgentConfig, profile: AgentProfile) -> AgentConfig:
-    """The loop configuration of an agent: the base one with its instructions and limits."""
+def agent_config(
+    base: AgentConfig, profile: AgentProfile, profiles: Mapping[str, AgentProfile] | None = None
+) -> AgentConfig:
+    """The loop configuration of an agent: the base one with its instructions, limits and callable agents.
+
+    `profiles` (every agent's) gives the descriptions of the agents it may call.
+    """
     limits = profile.limits
+    known = profiles or {}
     return msgspec.structs.replace(
         base,
         system_prompt=agent_system_prompt(base.system_prompt, profile.instructions),
         repeat_limit=limits.max_repeated_calls or base.repeat_limit,
         run_timeout_s=limits.run_timeout_s or base.run_timeout_s,
+        agent_tools=tuple(
+            agent_tool(name, known[name].description if name in known else "") for name in profile.agents
+        ),
+        handoff_tools=tuple(
+            handoff_tool(name, known[name].description if name in known else "") for name in profile.handoffs
+        ),
     )
 
 

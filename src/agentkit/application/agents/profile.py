@@ -79,6 +79,8 @@ class AgentProfile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         limits: Its own limits.
         parallel_tool_calls: Whether its model may ask for several tool calls in one turn (sent as
             OpenAI's `parallel_tool_calls`); unset: LLM_PARALLEL_TOOL_CALLS, else the provider's default.
+        agents: The agents it may call as tools (`ask_<agent>`): each call is a child run.
+        handoffs: The agents it may hand its run to (`transfer_to_<agent>`).
     """
 
     description: str = ""
@@ -91,6 +93,8 @@ class AgentProfile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     model: str | None = None
     limits: AgentLimits = AgentLimits()
     parallel_tool_calls: bool | None = None
+    agents: tuple[str, ...] = ()
+    handoffs: tuple[str, ...] = ()
 
 
 class AgentsFile(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -114,5 +118,8 @@ def profile_version(profile: AgentProfile, servers: dict[str, McpServerSpec]) ->
     described = msgspec.to_builtins(profile)
     if profile.parallel_tool_calls is None:
         del described["parallel_tool_calls"]  # added later: unset, it leaves the profiles' versions as they were
+    for later in ("agents", "handoffs"):
+        if not described[later]:
+            del described[later]  # the same
     canonical = msgspec.json.encode({"profile": described, "mcp_servers": used}, order="sorted")
     return hashlib.sha256(canonical).hexdigest()[:16]

@@ -2,7 +2,7 @@
 
 import msgspec
 
-from agentkit.application.ports.run_event_log import DeltaEvent, RunEventLog, StatusEvent, StepEvent
+from agentkit.application.ports.run_event_log import ChildEvent, DeltaEvent, RunEventLog, StatusEvent, StepEvent
 from agentkit.application.ports.run_observer import RunObserver
 from agentkit.domain.ids import RunId
 from agentkit.domain.run import Run
@@ -21,8 +21,10 @@ class RunEventFeed(RunObserver):
         self._log = log
 
     def on_run(self, run: Run) -> None:
-        """Log the run as stored."""
+        """Log the run as stored; a child run's status goes to its parent's log too."""
         self._log.append(run.id, StatusEvent(run=run))
+        if run.parent_run_id is not None:
+            self._log.append(run.parent_run_id, ChildEvent(run=run))
 
     def on_step(self, step: Step) -> None:
         """Log the step."""

@@ -71,6 +71,14 @@ class ObservedRunRepository(RunRepository):
             self._observe(taken)
         return taken
 
+    async def children(self, run_id: RunId) -> list[Run]:
+        """Read through."""
+        return await self.inner.children(run_id)
+
+    async def stalled_waits(self, now: datetime, *, limit: int = 100) -> list[Run]:
+        """Read through."""
+        return await self.inner.stalled_waits(now, limit=limit)
+
     async def lapsed(self, now: datetime, *, limit: int = 100, after: LapsedCursor | None = None) -> list[Run]:
         """Read through."""
         return await self.inner.lapsed(now, limit=limit, after=after)

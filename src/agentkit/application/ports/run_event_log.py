@@ -53,7 +53,14 @@ class DeltaEvent(msgspec.Struct, frozen=True, kw_only=True, tag="delta", gc=Fals
     name: str | None = None
 
 
-RunEvent = StatusEvent | StepEvent | DeltaEvent
+class ChildEvent(msgspec.Struct, frozen=True, kw_only=True, tag="child"):
+    """A child run of the run (an agent it called) as stored when its status changed: the parent's
+    followers see its children start and end."""
+
+    run: Run
+
+
+RunEvent = StatusEvent | StepEvent | DeltaEvent | ChildEvent
 
 
 class LoggedEvent(msgspec.Struct, frozen=True, kw_only=True):

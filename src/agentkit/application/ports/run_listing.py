@@ -24,15 +24,19 @@ class RunFilter(msgspec.Struct, frozen=True, kw_only=True):
         owner: Only this owner's runs; None (the admin CLI) for everyone's.
         statuses: Only runs in one of these statuses (empty: any).
         session_id: Only runs of this session.
+        agent: Only runs of this agent.
         created_before: Only runs created strictly before this time.
         created_after: Only runs created at or after this time.
+        parent_run_id: Only the child runs of this run.
     """
 
     owner: OwnerId | None
     statuses: frozenset[RunStatus] = frozenset()
     session_id: SessionId | None = None
+    agent: str | None = None
     created_before: datetime | None = None
     created_after: datetime | None = None
+    parent_run_id: RunId | None = None
 
 
 class RunListing(Protocol):

@@ -62,6 +62,10 @@ class RunRepository(Protocol):
         """Set the cancel flag of a running run without touching anything else."""
 
     @abstractmethod
+    async def children(self, run_id: RunId) -> list[Run]:
+        """The run's child runs (the runs its calls of other agents started), oldest first."""
+
+    @abstractmethod
     async def lapsed(self, now: datetime, *, limit: int = 100, after: LapsedCursor | None = None) -> list[Run]:
         """Pending or running runs whose lease expired before `now`, longest-lapsed first.
 
@@ -90,10 +94,15 @@ class RunRepository(Protocol):
     async def save_answer(self, run: Run, *, expected: RequiredAction) -> bool:
         """Store a paused run's answered action, and its status (back to running once all are answered).
 
-        A compare-and-set: it writes only while the stored run is `requires_action` at the same attempt
-        with exactly `expected` as its action, so of two answers given at once neither is lost (the
-        second is told False, and reads the run again). Only status, action and expiry are written.
+        A compare-and-set: it writes only while the stored run is `requires_action` or `waiting` at the
+        same attempt with exactly `expected` as its action, so of two answers given at once neither is
+        lost (the second is told False, and reads the run again). Only status, action, expiry and the
+        children's usage (a child run's end is an answer) are written.
         """
+
+    @abstractmethod
+    async def stalled_waits(self, now: datetime, *, limit: int = 100) -> list[Run]:
+        """`waiting` runs whose expiry (when to look at their children again) passed before `now`, oldest first."""
 
     @abstractmethod
     async def expire_unanswered(self, now: datetime, *, reason: str, limit: int = 100) -> list[Run]:

@@ -9,7 +9,7 @@ import msgspec
 
 from agentkit.application.errors import CursorNotFound, InvalidListing
 from agentkit.application.ports.run_listing import RunCursor, RunFilter, RunListing
-from agentkit.domain.ids import OwnerId, SessionId
+from agentkit.domain.ids import OwnerId, RunId, SessionId
 from agentkit.domain.run import Run, RunStatus
 
 MAX_PAGE: Final = 200
@@ -23,8 +23,10 @@ class ListRunsInput(msgspec.Struct, frozen=True, kw_only=True):
         owner: The caller (None: the admin CLI, every owner's runs).
         statuses: Only these statuses (empty: any).
         session_id: Only this session's runs.
+        agent: Only this agent's runs.
         created_before: Only runs created before this time.
         created_after: Only runs created at or after this time.
+        parent_run_id: Only the child runs of this run.
         limit: Runs per page, 1 to MAX_PAGE.
         cursor: The `next_cursor` of the page before, to continue after it.
     """
@@ -32,8 +34,10 @@ class ListRunsInput(msgspec.Struct, frozen=True, kw_only=True):
     owner: OwnerId | None
     statuses: frozenset[RunStatus] = frozenset()
     session_id: SessionId | None = None
+    agent: str | None = None
     created_before: datetime | None = None
     created_after: datetime | None = None
+    parent_run_id: RunId | None = None
     limit: int = DEFAULT_PAGE
     cursor: str | None = None
 
@@ -75,8 +79,10 @@ class ListRuns:
             owner=inp.owner,
             statuses=inp.statuses,
             session_id=inp.session_id,
+            agent=inp.agent,
             created_before=inp.created_before,
             created_after=inp.created_after,
+            parent_run_id=inp.parent_run_id,
         )
         found = await self._listing.list_runs(where, after=after, limit=inp.limit + 1)
         page = found[: inp.limit]

@@ -8,6 +8,7 @@ import structlog
 from agentkit.application.ports.clock import Clock
 from agentkit.application.ports.run_repository import RunRepository, cursor_of
 from agentkit.application.ports.run_scheduler import RunScheduler
+from agentkit.application.runs.run_tree import RunTree
 
 logger = structlog.get_logger(__name__)
 
@@ -53,6 +54,8 @@ class RecoverLapsedRuns:
     - A lease counts as lapsed only `grace_s` after its expiry (`lapse_grace_s`): another machine's
       clock may run ahead, and a renewal sent in time may land a little late. An expired run's end
       time is the moment it lapsed by that much.
+    - A run waiting on its child runs past its check time is rechecked (`RunTree.recheck`): an end
+      its child's executor did not pass on (it died between the writes) answers it now.
     - A pass reads the lapsed runs a page at a time by keyset, each once, so thousands are handled
       in one pass; runs there is no room for now are left for the next pass.
     """
@@ -66,6 +69,7 @@ class RecoverLapsedRuns:
         max_attempts: int,
         page: int = 500,
         grace_s: float = 0.0,
+        tree: RunTree | None = None,
     ) -> None:
         self._runs = runs
         self._scheduler = scheduler
@@ -73,6 +77,7 @@ class RecoverLapsedRuns:
         self._max_attempts = max_attempts
         self._page = page
         self._grace = timedelta(seconds=grace_s)
+        self._tree = tree
 
     async def execute(self) -> RecoveryPass:
         """One pass over the runs lapsed now."""
@@ -92,9 +97,14 @@ class RecoverLapsedRuns:
             )
             for run in ended:
                 logger.warning("run_expired", run_id=run.id, reason=WORKER_LOST, attempts=run.attempt)
+                if self._tree is not None and run.parent_run_id is not None:
+                    await self._tree.settle(run, self._scheduler)  # its end answers its parent
             expired += len(ended)
             if len(ended) < self._page:
                 break
+        if self._tree is not None:
+            for waiting in await self._runs.stalled_waits(cutoff, limit=self._page):
+                await self._tree.recheck(waiting, self._scheduler)
         resumed = deferred = 0
         page = await self._runs.lapsed(cutoff, limit=self._page)
         while page:

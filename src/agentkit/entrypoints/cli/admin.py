@@ -11,12 +11,14 @@ from agentkit.application.ports.demo_seeder import DemoSeeder
 from agentkit.application.ports.schema_migrator import SchemaMigrator
 from agentkit.application.runs.list_runs import DEFAULT_PAGE, ListRuns, ListRunsInput
 from agentkit.application.runs.prune import PruneInput, PruneOldRuns
-from agentkit.application.runs.queries import GetRun, GetTrace
+from agentkit.application.runs.queries import GetRun, GetRunTree, GetTrace
 from agentkit.domain.ids import RunId, SessionId
 from agentkit.domain.run import RunStatus
+from agentkit.entrypoints.cli import answers
 from agentkit.entrypoints.cli.console import announce
 from agentkit.entrypoints.cli.root import CommandRoot
 from agentkit.entrypoints.cli.run_view import is_terminal
+from agentkit.entrypoints.cli.tree_view import tree_lines
 
 if TYPE_CHECKING:
     from dishka import AsyncContainer
@@ -36,7 +38,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     seed = sub.add_parser("seed-demo", help="create or reset the demo database that sql_readonly reads")
     seed.set_defaults(handler=seed_demo_command)
 
-    runs = sub.add_parser("runs", help="read stored runs")
+    runs = sub.add_parser("runs", help="read stored runs, and answer paused ones")
     runs_sub = runs.add_subparsers(dest="runs_command", required=True, metavar="ACTION")
     show = runs_sub.add_parser("show", help="a run's summary (a table on a terminal, else JSON)")
     show.add_argument("run_id")
@@ -48,6 +50,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     trace.add_argument(
         "--prompts", action="store_true", help="also what each LLM call sent: the run's messages and tool sets"
     )
+    trace.add_argument("--tree", action="store_true", help="the run and its child runs (agents it called), as a tree")
     trace.set_defaults(handler=trace_command)
     listing = runs_sub.add_parser("list", help="runs, newest first, as JSON (one page; --cursor for the next)")
     listing.add_argument("--status", action="append", choices=[s.value for s in RunStatus], help="repeatable")
@@ -55,6 +58,7 @@ def register(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None
     listing.add_argument("--limit", type=int, default=DEFAULT_PAGE, help=f"runs per page (default {DEFAULT_PAGE})")
     listing.add_argument("--cursor", help="the next_cursor of the page before")
     listing.set_defaults(handler=list_command)
+    answers.register(runs_sub)
 
 
 def _on_state(root: CommandRoot) -> contextlib.AbstractAsyncContextManager["AsyncContainer"]:
@@ -114,6 +118,8 @@ async def show_command(args: argparse.Namespace, root: CommandRoot) -> int:
 
 async def trace_command(args: argparse.Namespace, root: CommandRoot) -> int:
     """`agentkit runs trace ID [--prompts]`: the steps; with --prompts `{steps, messages, tool_sets}` as JSON."""
+    if args.tree:
+        return await _tree_command(args, root)
     async with _on_state(root) as container, container() as request:
         get_trace = await request.get(GetTrace)
         if args.prompts:
@@ -128,6 +134,17 @@ async def trace_command(args: argparse.Namespace, root: CommandRoot) -> int:
         print_trace(run, steps, terminal_console(sys.stdout))
     else:
         sys.stdout.write(msgspec.json.encode(steps).decode() + "\n")
+    return 0
+
+
+async def _tree_command(args: argparse.Namespace, root: CommandRoot) -> int:
+    """`agentkit runs trace ID --tree`: the run, its steps and its child runs' (JSON with --json)."""
+    async with _on_state(root) as container, container() as request:
+        node = await (await request.get(GetRunTree)).execute(RunId(args.run_id), None)
+    if args.json:
+        sys.stdout.write(msgspec.json.encode(node).decode() + "\n")
+    else:
+        sys.stdout.write("\n".join(tree_lines(node)) + "\n")
     return 0
 
 

@@ -16,10 +16,13 @@ from agentkit.application.ports.background_work import BackgroundWork
 from agentkit.application.ports.run_admission import RunAdmission
 from agentkit.application.ports.run_scheduler import RunScheduler
 from agentkit.application.ports.trace_context import TraceContext
+from agentkit.entrypoints.http.a2a import a2a_routes
 from agentkit.entrypoints.http.agents import chat_route, list_agents, tools_route
 from agentkit.entrypoints.http.auth import API_KEY_HEADER, ApiKeys, authenticate, require_api_key
 from agentkit.entrypoints.http.auth_throttle import FailedKeyThrottle
 from agentkit.entrypoints.http.config import ApiConfig
+from agentkit.entrypoints.http.console import console_routes
+from agentkit.entrypoints.http.cors import cors_config
 from agentkit.entrypoints.http.docs import docs_assets, docs_ui
 from agentkit.entrypoints.http.meta import health, metrics
 from agentkit.entrypoints.http.middleware import request_context, trace_context
@@ -69,7 +72,14 @@ def create_app(container: AsyncContainer, config: ApiConfig) -> Litestar:
     )
     guarded = [Router(path="/", route_handlers=[metrics], guards=[require_api_key], security=[{"ApiKey": []}])]
     app = Litestar(
-        route_handlers=[v1, health, docs_assets(), *(guarded if config.metrics_route else [])],
+        route_handlers=[
+            v1,
+            health,
+            docs_assets(),
+            *a2a_routes(config),
+            *console_routes(),
+            *(guarded if config.metrics_route else []),
+        ],
         exception_handlers=EXCEPTION_HANDLERS,
         lifespan=[lifespan],
         request_max_body_size=config.max_body_bytes,
@@ -82,6 +92,7 @@ def create_app(container: AsyncContainer, config: ApiConfig) -> Litestar:
             components=Components(security_schemes={"ApiKey": API_KEY_SCHEME}),
         ),
         middleware=[request_context],
+        cors_config=cors_config(config.cors_origins),
         logging_config=None,  # Litestar's default replaces the root handler: configure_logging owns it
         debug=False,
     )

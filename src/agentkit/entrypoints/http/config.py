@@ -16,6 +16,9 @@ class ApiConfig(msgspec.Struct, frozen=True, kw_only=True):
         agent_names: The configured agents (the OpenAPI document lists them).
         metrics_route: Serve GET /metrics here, behind the API key (metrics on, METRICS_BIND unset).
         webhooks: Runs may ask for a callback_url (WEBHOOK_SECRET is set).
+        a2a_v03: The A2A endpoints also speak A2A v0.3 (A2A_V03_COMPAT).
+        a2a_wait_s: How long A2A's blocking SendMessage waits at most for its run to come to rest.
+        cors_origins: The origins whose browser pages may call the API (CORS_ORIGINS; empty: CORS off).
     """
 
     api_keys: tuple[str, ...] = ()
@@ -27,3 +30,6 @@ class ApiConfig(msgspec.Struct, frozen=True, kw_only=True):
     agent_names: tuple[str, ...] = ("default",)
     metrics_route: bool = False
     webhooks: bool = False
+    a2a_v03: bool = True
+    a2a_wait_s: float = 330.0
+    cors_origins: tuple[str, ...] = ()

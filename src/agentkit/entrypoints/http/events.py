@@ -1,5 +1,5 @@
 """A run's events as Server-Sent Events: `status` with the run, `step` with a trace step, `delta` with a
-fragment of a step being written, keep-alive comments."""
+fragment of a step being written, `child` with a child run whose status changed, keep-alive comments."""
 
 from collections.abc import AsyncIterator
 from typing import Final
@@ -8,7 +8,7 @@ import msgspec
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
-from agentkit.application.ports.run_event_log import EVENT_ID_PATTERN, StatusEvent, StepEvent
+from agentkit.application.ports.run_event_log import EVENT_ID_PATTERN, ChildEvent, StatusEvent, StepEvent
 from agentkit.application.runs.follow_run import RunFollower
 from agentkit.entrypoints.http.dto.events import delta_view
 from agentkit.entrypoints.http.dto.runs import run_view
@@ -33,6 +33,8 @@ async def sse_messages(follower: RunFollower) -> AsyncIterator[ServerSentEventMe
             kind, data = "status", _encoder.encode(run_view(event.run))
         elif isinstance(event, StepEvent):
             kind, data = "step", _encoder.encode(step_view(event.step))
+        elif isinstance(event, ChildEvent):
+            kind, data = "child", _encoder.encode(run_view(event.run))
         else:
             kind, data = "delta", _encoder.encode(delta_view(event))
         yield ServerSentEventMessage(id=entry.id, event=kind, data=data)

@@ -15,6 +15,7 @@ from litestar.openapi.datastructures import ResponseSpec
 from litestar.params import BodyKwarg, HeaderParameter, PathParameter, QueryParameter
 from litestar.response import ServerSentEvent
 
+from agentkit.application.agents.profile import AGENT_NAME_PATTERN
 from agentkit.application.errors import InvalidListing, RunNotFound
 from agentkit.application.ports.run_event_log import EventId
 from agentkit.application.runs.answer_run import AnswerRun, RunAnswer
@@ -22,7 +23,7 @@ from agentkit.application.runs.cancel_run import CancelRun
 from agentkit.application.runs.create_run import CreateRunInput
 from agentkit.application.runs.follow_run import FollowRun
 from agentkit.application.runs.list_runs import DEFAULT_PAGE, MAX_PAGE, ListRuns, ListRunsInput
-from agentkit.application.runs.queries import GetTrace
+from agentkit.application.runs.queries import GetChildren, GetTrace
 from agentkit.application.runs.submit_run import SubmitRun
 from agentkit.application.runs.wait_for_run import WaitForRun
 from agentkit.domain.actions import Decision
@@ -95,6 +96,9 @@ SessionFilter = Annotated[
         min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:-]+$", description="Only this session's runs."
     ),
 ]
+AgentFilter = Annotated[
+    str | None, QueryParameter(pattern=AGENT_NAME_PATTERN, max_length=64, description="Only this agent's runs.")
+]
 # Strings parsed here: Litestar's own datetime parameter also takes `0.5` (a timestamp), which the
 # document's date-time format does not allow.
 CreatedBefore = Annotated[
@@ -110,6 +114,10 @@ CreatedAfter = Annotated[
         description="Only runs created at or after this time (RFC 3339 with a time zone).",
         schema_extra={"format": "date-time"},
     ),
+]
+ParentFilter = Annotated[
+    str | None,
+    QueryParameter(min_length=1, max_length=64, description="Only the child runs of this run."),
 ]
 Limit = Annotated[int, QueryParameter(ge=1, le=MAX_PAGE, description="Runs per page.")]
 Cursor = Annotated[
@@ -236,7 +244,8 @@ class RunsController(Controller):
         "/",
         summary="List the key's runs",
         description=(
-            "Newest first, by creation time. Keyset pagination: follow `next` (or pass `next_cursor` as "
+            "Newest first, by creation time; filtered by status, session, agent and creation time. Keyset "
+            "pagination: follow `next` (or pass `next_cursor` as "
             "`cursor`) until it is null; runs created meanwhile never shift a page, so none is repeated or "
             "skipped. Another key's runs are never listed; a cursor this API did not give is a 404."
         ),
@@ -249,10 +258,12 @@ class RunsController(Controller):
         lister: FromDishka[ListRuns],
         status: Statuses = None,
         session_id: SessionFilter = None,
+        agent: AgentFilter = None,
         created_before: CreatedBefore = None,
         created_after: CreatedAfter = None,
         limit: Limit = DEFAULT_PAGE,
         cursor: Cursor = None,
+        parent_run_id: ParentFilter = None,
     ) -> RunListView:
         """A page of runs."""
         page = await lister.execute(
@@ -260,6 +271,8 @@ class RunsController(Controller):
                 owner=owner,
                 statuses=frozenset(RunStatus(value) for value in status or ()),
                 session_id=SessionId(session_id) if session_id else None,
+                parent_run_id=RunId(parent_run_id) if parent_run_id else None,
+                agent=agent,
                 created_before=_moment(created_before, "created_before"),
                 created_after=_moment(created_after, "created_after"),
                 limit=limit,
@@ -271,6 +284,10 @@ class RunsController(Controller):
             query: list[tuple[str, str]] = [("status", value) for value in status or ()]
             if session_id:
                 query.append(("session_id", session_id))
+            if parent_run_id:
+                query.append(("parent_run_id", parent_run_id))
+            if agent:
+                query.append(("agent", agent))
             if created_before:
                 query.append(("created_before", created_before))
             if created_after:
@@ -287,10 +304,16 @@ class RunsController(Controller):
     )
     @inject
     async def read(
-        self, run_id: RunIdPath, owner: Owner, waiter: FromDishka[WaitForRun], wait: WaitSeconds = 0.0
+        self,
+        run_id: RunIdPath,
+        owner: Owner,
+        waiter: FromDishka[WaitForRun],
+        children: FromDishka[GetChildren],
+        wait: WaitSeconds = 0.0,
     ) -> RunView:
-        """Read a run, optionally waiting for it to end."""
-        return run_view(await waiter.execute(_run_id(run_id), owner, wait_s=wait))
+        """Read a run, optionally waiting for it to end; with its child runs."""
+        run = await waiter.execute(_run_id(run_id), owner, wait_s=wait)
+        return run_view(run, children=await children.execute(run))
 
     @get(
         "/{run_id:str}/trace",

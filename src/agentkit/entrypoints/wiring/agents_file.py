@@ -14,7 +14,13 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from agentkit.application.agents.profile import AgentProfile, AgentsFile, McpServerSpec, valid_agent_name
+from agentkit.application.agents.profile import (
+    DEFAULT_AGENT,
+    AgentProfile,
+    AgentsFile,
+    McpServerSpec,
+    valid_agent_name,
+)
 from agentkit.application.errors import ConfigurationError
 from agentkit.application.tools.final_result import final_result_tool
 
@@ -99,6 +105,7 @@ def check_agents(
         mistakes.extend(f"{where}: mcp server {name!r}: {line}" for line in _server_mistakes(name, spec))
     for name, profile in agents.agents.items():
         lines = _agent_mistakes(name, profile, agents.mcp_servers, tools, providers, limits)
+        lines.extend(_callee_mistakes(profile, agents.agents))
         mistakes.extend(f"{where}: agent {name!r}: {line}" for line in lines)
     return mistakes
 
@@ -140,6 +147,18 @@ def _agent_mistakes(
             lines.append(f"output_schema: {exc}")
     lines.extend(_limit_mistakes(profile, limits))
     return lines
+
+
+def _callee_mistakes(profile: AgentProfile, agents: Mapping[str, AgentProfile]) -> list[str]:
+    """The agents it calls or hands off to must be in the file (`default` always is)."""
+    known = {DEFAULT_AGENT, *agents}
+    listed = ", ".join(sorted(known))
+    return [
+        f"{field}: unknown agent {callee!r} (the agents are: {listed})"
+        for field, callees in (("agents", profile.agents), ("handoffs", profile.handoffs))
+        for callee in callees
+        if callee not in known
+    ]
 
 
 def _limit_mistakes(profile: AgentProfile, limits: ServiceLimits) -> list[str]:

@@ -92,7 +92,8 @@ async def serve_http(settings: Settings, llm: LLMClient | None) -> None:
             on_stop=lambda: scheduler.begin_shutdown(settings.loop.shutdown_grace_s),
         )
         http = settings.http
-        logger.info("serving", url=f"http://{http.host}:{http.port}", docs=f"http://{http.host}:{http.port}/docs")
+        base = f"http://{http.host}:{http.port}"
+        logger.info("serving", url=base, docs=f"{base}/docs", console=f"{base}/console")
         # What exists now (modules, the app, the container's clients) lives as long as the process: frozen,
         # the collector stops walking it, and a full collection no longer stalls every request in flight
         # (about 140,000 objects, 75 ms or more under load: most of a p99).

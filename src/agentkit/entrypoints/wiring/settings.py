@@ -85,6 +85,8 @@ class LoopSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     # Executors a run may have: one that dies (its lease lapses) hands the run to the next, which
     # resumes it from its last stored step; after this many the run ends `expired` (worker_lost).
     max_run_attempts: PositiveInt = 3
+    # How many levels of child runs (agents called as tools) a tree of runs may grow below its root.
+    agent_tree_max_depth: PositiveInt = 3
     # How long a paused run (`requires_action`: an approval or a client tool's output) waits for its
     # answers before it ends `expired`. A day by default: people answer approvals.
     approval_ttl_s: PositiveFloat = 86400.0
@@ -119,6 +121,13 @@ class HttpSettings(msgspec.Struct, frozen=True, kw_only=True, rename="upper"):
     # A run's event stream with nothing to say sends a comment this often, so proxies with idle
     # timeouts keep the connection open.
     sse_keepalive_s: PositiveFloat = 15.0
+    # The A2A endpoints (/a2a/{agent}) also take A2A v0.3's method names (clients that send no
+    # A2A-Version header are v0.3 ones); off: such a client gets VersionNotSupported.
+    a2a_v03_compat: bool = True
+    # Origins whose browser pages may call the API (CORS), each `scheme://host[:port]`, comma-separated;
+    # an explicit list (no `*`, no path). Empty: no CORS headers, as a browser page of another origin
+    # should not hold an API key unless its owner means it to.
+    cors_origins: tuple[Annotated[str, msgspec.Meta(pattern=r"^https?://[A-Za-z0-9.\[\]:-]+$")], ...] = ()
     host: str = "127.0.0.1"
     port: Port = 8000
 
@@ -243,7 +252,14 @@ _VARIABLES: dict[str, str] = {
     field.encode_name: section for section, kind in _SECTIONS.items() for field in msgspec.structs.fields(kind)
 }
 _LIST_FIELDS = frozenset(
-    {"API_KEYS", "AGENTKIT_TOOL_MODULES", "FORWARDED_ALLOW_IPS", "TRACE_REDACT_FIELDS", "TOOL_PROCESS_ENV"}
+    {
+        "API_KEYS",
+        "AGENTKIT_TOOL_MODULES",
+        "FORWARDED_ALLOW_IPS",
+        "TRACE_REDACT_FIELDS",
+        "TOOL_PROCESS_ENV",
+        "CORS_ORIGINS",
+    }
 )
 
 

@@ -131,10 +131,9 @@ def test_a_factory_that_fails_or_builds_no_client_is_refused() -> None:
 
 
 def test_an_unknown_provider_names_the_variable_and_the_choices() -> None:
-    with pytest.raises(
-        ConfigurationError, match=r"LLM_PROVIDER: unknown provider 'anthropic'.*demo, gemini, openai, scripted"
-    ):
-        build_llm_client(env(llm_provider="anthropic"))
+    choices = "anthropic, azure_openai, demo, gemini, openai, scripted"
+    with pytest.raises(ConfigurationError, match=rf"LLM_PROVIDER: unknown provider 'bedrock'.*{choices}"):
+        build_llm_client(env(llm_provider="bedrock"))
 
 
 @pytest.mark.parametrize(
@@ -142,6 +141,7 @@ def test_an_unknown_provider_names_the_variable_and_the_choices() -> None:
     [
         ({"llm_provider": "openai"}, "OPENAI_API_KEY"),
         ({"llm_provider": "gemini", "openai_api_key": "k"}, "GEMINI_API_KEY"),
+        ({"llm_provider": "anthropic", "openai_api_key": "k"}, "ANTHROPIC_API_KEY"),
         ({"llm_provider": "scripted"}, "LLM_SCRIPT"),
         ({"llm_provider": "openai", "openai_api_key": "k", "llm_base_url": "http://127.0.0.1:11434/v1"}, "LLM_MODEL"),
     ],
@@ -151,7 +151,7 @@ def test_a_missing_setting_stops_start_up_naming_the_variable(values: dict[str, 
         build_llm_client(env(**values))
 
 
-@pytest.mark.parametrize("provider", ["openai", "gemini"])
+@pytest.mark.parametrize("provider", ["openai", "gemini", "anthropic"])
 @pytest.mark.parametrize(
     "base_url",
     [

@@ -11,20 +11,25 @@ from agentkit.domain.actions import RequiredAction
 class CallAnswerView(msgspec.Struct, kw_only=True):
     """The answer a waiting call got."""
 
-    decision: Literal["approve", "reject", "output"]
+    decision: Literal["approve", "reject", "output", "fail"]
     answered_at: datetime
     reason: str | None = None
 
 
-class PendingCallView(msgspec.Struct, kw_only=True):
-    """A call the run waits on: approve or reject it (`approval`), or post its output (`client_tool`)."""
+class PendingCallView(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A call the run waits on: approve or reject it (`approval`), or post its output (`client_tool`).
+
+    A `child_run` call is another agent's: its child run (`child_run_id`) answers it when it ends.
+    """
 
     call_id: str
     name: str
     arguments: dict[str, Any]
     digest: str
-    kind: Literal["approval", "client_tool"]
+    kind: Literal["approval", "client_tool", "child_run"]
     answer: CallAnswerView | None
+    child_run_id: str | None = None
+    agent: str | None = None
 
 
 class RequiredActionView(msgspec.Struct, kw_only=True):
@@ -52,6 +57,8 @@ def action_view(action: RequiredAction | None) -> RequiredActionView | None:
                 else CallAnswerView(
                     decision=call.answer.decision.value, answered_at=call.answer.answered_at, reason=call.answer.reason
                 ),
+                child_run_id=call.child_run_id,
+                agent=call.agent,
             )
             for call in action.calls
         ],

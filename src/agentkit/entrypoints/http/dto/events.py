@@ -110,4 +110,12 @@ class DeltaEventDoc(msgspec.Struct, kw_only=True, tag_field="event", tag="delta"
     data: _json_text_inline(DeltaView, "The fragment (a DeltaView), as one line of JSON.")  # type: ignore[valid-type]
 
 
-RunEventDoc = StatusEventDoc | StepEventDoc | DeltaEventDoc
+class ChildEventDoc(msgspec.Struct, kw_only=True, tag_field="event", tag="child"):
+    """`event: child`: a child run of this run (an agent it called as a tool), as `GET /v1/runs/{id}`
+    shows it, when its status changed."""
+
+    id: EventIdText
+    data: _json_text_of(RunView, "The child run (a RunView), as one line of JSON.")  # type: ignore[valid-type]
+
+
+RunEventDoc = StatusEventDoc | StepEventDoc | DeltaEventDoc | ChildEventDoc

@@ -55,6 +55,7 @@ StatusText = Literal[
     "pending",
     "running",
     "requires_action",
+    "waiting",
     "succeeded",
     "failed",
     "refused",

@@ -17,6 +17,17 @@ class Usage(msgspec.Struct, kw_only=True):
     output_tokens: int
 
 
+class ChildRunView(msgspec.Struct, kw_only=True):
+    """A child run: another agent's run, started by one of this run's calls."""
+
+    id: str
+    agent: str
+    status: StatusText
+    call_id: str | None
+    step_no: int | None
+    link: str
+
+
 class RunLinks(msgspec.Struct, kw_only=True):
     """Where to read more, and act."""
 
@@ -54,6 +65,13 @@ class RunView(msgspec.Struct, kw_only=True):
     approval_required: list[str] = []
     client_tools: list[str] = []
     callback_url: str | None = None
+    parent_run_id: str | None = None
+    parent_call_id: str | None = None
+    parent_step_no: int | None = None
+    depth: int = 0
+    tree_usage: Usage | None = None
+    tree_cost_usd: float | None = None
+    children: list[ChildRunView] | None = None
 
 
 class RunListView(msgspec.Struct, kw_only=True):
@@ -76,8 +94,8 @@ def run_links(url: str) -> RunLinks:
     )
 
 
-def run_view(run: Run, base: str = "/v1/runs") -> RunView:
-    """The wire view of a run."""
+def run_view(run: Run, base: str = "/v1/runs", *, children: list[Run] | None = None) -> RunView:
+    """The wire view of a run; with `children` (GET /v1/runs/{id}), its child runs too."""
     url = f"{base}/{run.id}"
     return RunView(
         id=run.id,
@@ -97,10 +115,32 @@ def run_view(run: Run, base: str = "/v1/runs") -> RunView:
         started_at=run.started_at,
         finished_at=run.finished_at,
         links=run_links(url),
-        required_action=action_view(run.action) if run.status is RunStatus.REQUIRES_ACTION else None,
+        required_action=action_view(run.action) if run.status in _WAITING_ON_ACTION else None,
         approval_required=list(run.approval_required),
         client_tools=[tool.name for tool in run.client_tools],
         callback_url=run.callback_url,
         agent=run.agent,
         agent_version=run.agent_version,
+        parent_run_id=run.parent_run_id,
+        parent_call_id=run.parent_call_id,
+        parent_step_no=run.parent_step_no,
+        depth=run.depth,
+        # the tree's totals: its own and its ended child runs' (the same as its own when it has none)
+        tree_usage=Usage(input_tokens=run.tree_input_tokens, output_tokens=run.tree_output_tokens),
+        tree_cost_usd=run.tree_cost_usd,
+        children=None if children is None else [_child_view(child, base) for child in children],
+    )
+
+
+_WAITING_ON_ACTION = frozenset({RunStatus.REQUIRES_ACTION, RunStatus.WAITING})
+
+
+def _child_view(child: Run, base: str) -> ChildRunView:
+    return ChildRunView(
+        id=child.id,
+        agent=child.agent,
+        status=child.status.value,
+        call_id=child.parent_call_id,
+        step_no=child.parent_step_no,
+        link=f"{base}/{child.id}",
     )

@@ -1,5 +1,6 @@
 """One step of a run: an LLM call or a tool call, as the trace and the events show it."""
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -51,6 +52,9 @@ class StepView(msgspec.Struct, kw_only=True, omit_defaults=True):
     latency_ms: float
     input_tokens: int
     output_tokens: int
+    # the parts of input_tokens read from / written to the provider's prompt cache (shown when not 0)
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
     text: str | None = None
     tool_calls: list[ToolCallView] | None = None
     finish_reason: str | None = None
@@ -65,18 +69,36 @@ class StepView(msgspec.Struct, kw_only=True, omit_defaults=True):
     arguments: dict[str, Any] | None = None
     result: ToolResultView | None = None
     started_at: datetime | None = None
+    agent: str | None = None
 
 
-def step_view(step: Step) -> StepView:
-    """The wire view of a step."""
+def step_agents(steps: Sequence[Step]) -> list[str | None]:
+    """The agent that made each step, in a run that can hand off (its LLM steps name it; a tool call
+    is its turn's); None for every step of other runs, which are all the run's agent's."""
+    current = next((step.agent for step in steps if isinstance(step, LLMStep) and step.agent), None)
+    if current is None:
+        return [None] * len(steps)
+    agents: list[str | None] = []
+    for step in steps:
+        if isinstance(step, LLMStep) and step.agent:
+            current = step.agent
+        agents.append(current)
+    return agents
+
+
+def step_view(step: Step, agent: str | None = None) -> StepView:
+    """The wire view of a step (made by `agent`, when the caller names it)."""
     if isinstance(step, LLMStep):
         return StepView(
+            agent=agent or step.agent,
             step_no=step.step_no,
             kind="llm",
             created_at=step.created_at,
             latency_ms=round(step.latency_ms, 3),
             input_tokens=step.usage.input_tokens,
             output_tokens=step.usage.output_tokens,
+            cache_read_tokens=step.usage.cache_read_tokens or None,
+            cache_write_tokens=step.usage.cache_write_tokens or None,
             text=step.text or None,
             tool_calls=[ToolCallView(id=c.id, name=c.name, arguments=c.arguments) for c in step.tool_calls] or None,
             finish_reason=step.finish_reason.value if step.finish_reason else None,
@@ -102,6 +124,7 @@ def step_view(step: Step) -> StepView:
         )
     result = step.result
     return StepView(
+        agent=agent,
         step_no=step.step_no,
         kind="tool",
         created_at=step.created_at,

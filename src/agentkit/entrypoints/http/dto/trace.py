@@ -6,7 +6,7 @@ from agentkit.domain.run import Run
 from agentkit.domain.steps import RunPrompts, Step
 from agentkit.entrypoints.http.dto.fields import StatusText
 from agentkit.entrypoints.http.dto.messages import StoredMessageView, message_view
-from agentkit.entrypoints.http.dto.steps import StepView, step_view
+from agentkit.entrypoints.http.dto.steps import StepView, step_agents, step_view
 from agentkit.entrypoints.http.dto.tools import ToolView, tool_view
 
 
@@ -34,7 +34,7 @@ def trace_view(run: Run, steps: list[Step], prompts: RunPrompts | None = None) -
     view = TraceView(
         run_id=run.id,
         status=run.status.value,
-        steps=[step_view(step) for step in steps],
+        steps=[step_view(step, agent) for step, agent in zip(steps, step_agents(steps), strict=True)],
         agent=run.agent,
         agent_version=run.agent_version,
     )

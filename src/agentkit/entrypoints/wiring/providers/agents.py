@@ -193,7 +193,7 @@ class AgentsProvider(Provider):
                 # the implicit default keeps the registry as it is (tests and the library swap it in)
                 tools=tools if plain else tools.select(profile.tools, terminal=profile.terminal_tools),
                 sources=[servers.connections[server] for server in profile.mcp_servers],
-                config=config if plain else agent_config(config, profile),
+                config=config if plain else agent_config(config, profile, profiles),
                 max_steps=profile.limits.max_steps or settings.loop.max_steps,
                 token_budget=profile.limits.token_budget or settings.loop.run_token_budget,
             )

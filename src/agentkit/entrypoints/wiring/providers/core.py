@@ -38,9 +38,10 @@ from agentkit.application.runs.create_run import CreateRun
 from agentkit.application.runs.follow_run import FollowRun
 from agentkit.application.runs.list_runs import ListRuns
 from agentkit.application.runs.prune import PruneOldRuns
-from agentkit.application.runs.queries import GetRun, GetTrace
+from agentkit.application.runs.queries import GetChildren, GetRun, GetRunTree, GetTrace
 from agentkit.application.runs.recover_runs import lapse_grace_s
-from agentkit.application.runs.run_agent import RunAgent
+from agentkit.application.runs.run_agent import RunAgent, TreeWaiting
+from agentkit.application.runs.run_tree import RunTree, TreeLimits
 from agentkit.application.runs.submit_run import SubmitRun
 from agentkit.application.runs.wait_for_run import WaitForRun
 from agentkit.application.sessions.manage import DeleteSession, GetSession
@@ -63,6 +64,11 @@ def api_config_of(settings: Settings, agent_names: tuple[str, ...] | None = None
         shutdown_grace_s=settings.loop.shutdown_grace_s,
         metrics_route=settings.observability.metrics_enabled and metrics_address(settings) is None,
         webhooks=settings.webhooks.webhook_secret is not None,
+        a2a_v03=settings.http.a2a_v03_compat,
+        # A2A's blocking send waits for the run's end or pause: its time limit bounds that (plus a margin
+        # for the queue); never less than RESPONSE_TIMEOUT_S
+        a2a_wait_s=max(settings.http.response_timeout_s, settings.loop.run_timeout_s + 30.0),
+        cors_origins=settings.http.cors_origins,
     )
 
 
@@ -148,7 +154,21 @@ class CoreProvider(Provider):
         return AgentLoop(deps, agents=agents)
 
     @provide(scope=Scope.APP)
-    def recovery(self, runs: RunRepository, clock: Clock, settings: Settings) -> Recovery:
+    def run_tree(self, runs: RunRepository, clock: Clock, settings: Settings, agents: AgentCatalog) -> RunTree:
+        """The links between runs and their child runs (agents called as tools), with the tree's limits."""
+        loop = settings.loop
+        limits = TreeLimits(
+            max_depth=loop.agent_tree_max_depth,
+            max_steps=loop.max_steps,
+            token_budget=loop.run_token_budget,
+            max_goal_chars=loop.max_goal_chars,
+            pending_lease_s=loop.run_lease_s,
+            recheck_s=loop.run_lease_s,
+        )
+        return RunTree(runs=runs, clock=clock, agents=agents, limits=limits)
+
+    @provide(scope=Scope.APP)
+    def recovery(self, runs: RunRepository, clock: Clock, settings: Settings, tree: RunTree) -> Recovery:
         """How the scheduler's sweeper resumes lapsed runs: every half lease, MAX_RUN_ATTEMPTS claims at most."""
         loop = settings.loop
         return Recovery(
@@ -157,6 +177,7 @@ class CoreProvider(Provider):
             max_attempts=loop.max_run_attempts,
             interval_s=loop.run_lease_s / 2,
             grace_s=lapse_grace_s(loop.run_lease_s),
+            tree=tree,
         )
 
     @provide(scope=Scope.REQUEST)
@@ -233,13 +254,43 @@ class CoreProvider(Provider):
             runs=runs, log=log, scheduler=scheduler, idle_s=settings.http.sse_keepalive_s, events=events, clock=clock
         )
 
-    run_agent = provide(RunAgent, scope=Scope.REQUEST)
+    @provide(scope=Scope.REQUEST)
+    def run_agent(
+        self,
+        create: CreateRun,
+        loop: AgentLoop,
+        tree: RunTree,
+        scheduler: RunScheduler,
+        runs: RunRepository,
+        events: RunEvents,
+        clock: Clock,
+        settings: Settings,
+    ) -> RunAgent:
+        """The RunAgent use-case (CLI, MCP server): a run that calls other agents is awaited through its tree."""
+        loop_settings = settings.loop
+        waiting = TreeWaiting(
+            tree=tree,
+            scheduler=scheduler,
+            runs=runs,
+            events=events,
+            clock=clock,
+            wait_s=loop_settings.run_timeout_s * (loop_settings.agent_tree_max_depth + 1),
+        )
+        return RunAgent(create=create, loop=loop, waiting=waiting)
+
     chat_turn = provide(ChatTurn, scope=Scope.REQUEST)
     list_agents = provide(ListAgents, scope=Scope.REQUEST)
     agent_tools = provide(AgentTools, scope=Scope.REQUEST)
-    cancel_run = provide(CancelRun, scope=Scope.REQUEST)
+
+    @provide(scope=Scope.REQUEST)
+    def cancel_run(self, runs: RunRepository, clock: Clock, scheduler: RunScheduler, tree: RunTree) -> CancelRun:
+        """The CancelRun use-case; a cancel cascades to a run's child runs."""
+        return CancelRun(runs=runs, clock=clock, scheduler=scheduler, tree=tree)
+
     answer_run = provide(AnswerRun, scope=Scope.REQUEST)
     get_run = provide(GetRun, scope=Scope.REQUEST)
+    get_children = provide(GetChildren, scope=Scope.REQUEST)
+    get_run_tree = provide(GetRunTree, scope=Scope.REQUEST)
     list_runs = provide(ListRuns, scope=Scope.REQUEST)
     get_session = provide(GetSession, scope=Scope.REQUEST)
     delete_session = provide(DeleteSession, scope=Scope.REQUEST)

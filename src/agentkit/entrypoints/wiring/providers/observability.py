@@ -36,6 +36,8 @@ def secrets_of(settings: Settings) -> tuple[str, ...]:
     values = (
         settings.llm.openai_api_key,
         settings.llm.gemini_api_key,
+        settings.llm.anthropic_api_key,
+        settings.llm.azure_openai_api_key,
         settings.tools.search_api_key,
         settings.state.postgres_password,
         settings.state.redis_password,

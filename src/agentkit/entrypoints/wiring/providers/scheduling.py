@@ -72,6 +72,7 @@ class QueueProvider(Provider):
         events: RunEvents,
         scheduler: QueueRunScheduler,
         settings: Settings,
+        recovery: Recovery,
     ) -> RunWorker:
         """A worker process's SAQ worker: WORKER_CONCURRENCY runs at once."""
         return RunWorker(
@@ -83,6 +84,7 @@ class QueueProvider(Provider):
             concurrency=settings.loop.worker_concurrency,
             shutdown_grace_s=settings.loop.shutdown_grace_s,
             lease_s=settings.loop.run_lease_s,
+            tree=recovery.tree,
         )
 
 
