@@ -11,7 +11,7 @@ from agentkit.domain.ids import RunId
 from agentkit.entrypoints.cli.tree_view import tree_lines
 from tests.agent_tree_fixtures import GoalScriptedLLM, agents_file, answer, calls
 from tests.http_fixtures import ApiClient, ApiFactory, headers
-from tests.sse_fixtures import read_all, served
+from tests.sse_fixtures import events_of, read_all, served
 
 GOAL = "what is 2 + 3, and say it nicely"
 MATH_TASK = "add 2 and 3"
@@ -228,3 +228,24 @@ async def test_a_handoff_goes_on_as_the_other_agent_and_the_trace_names_both(
     assert [m.content for m in second if m.role == "user"] == [goal]
     assert [schema.name for schema in first_tools] == ["transfer_to_billing"]
     assert [schema.name for schema in second_tools] == ["lookup"]
+
+
+async def test_a_streamed_parents_stream_carries_its_childs_fragments(both_factory: ApiFactory, tmp_path: Path) -> None:
+    llm = GoalScriptedLLM(
+        {
+            GOAL: [calls(("ask_writer", "c1", {"task": WRITER_TASK})), answer("The writer says: Five is fine.")],
+            WRITER_TASK: [answer("Five is fine.")],
+        }
+    )
+    api = await both_factory(llm=llm, agents_file=agents_file(tmp_path))
+
+    async with served(api.app) as url, httpx.AsyncClient(base_url=url, headers=headers(), timeout=30) as client:
+        accept = {"Accept": "text/event-stream"}
+        async with client.stream("POST", "/v1/runs", json={"goal": GOAL, "agent": "triage"}, headers=accept) as sse:
+            events = [event async for event in events_of(sse) if event.event is not None]
+
+    assert events[-1].data["status"] == "succeeded"
+    [child] = {e.data["id"] for e in events if e.event == "child"}
+    fragments = [e.data for e in events if e.event == "child_delta"]
+    assert {f["run_id"] for f in fragments} == {child}
+    assert "".join(f["delta"]["text"] for f in fragments if f["delta"]["kind"] == "text") == "Five is fine."

@@ -11,7 +11,14 @@ from agentkit.application.errors import RunNotFound
 from agentkit.application.observation import ObservedRunRepository, RunEventFeed
 from agentkit.application.pipeline.entries import StepEntry, TraceHealth
 from agentkit.application.pipeline.pipeline import StepPipeline
-from agentkit.application.ports.run_event_log import ChildEvent, EventId, LoggedEvent, StatusEvent, StepEvent
+from agentkit.application.ports.run_event_log import (
+    ChildDeltaEvent,
+    ChildEvent,
+    EventId,
+    LoggedEvent,
+    StatusEvent,
+    StepEvent,
+)
 from agentkit.application.runs.follow_run import FollowRun, RunFollower
 from agentkit.domain import run as runs
 from agentkit.domain.ids import OwnerId, RunId
@@ -36,6 +43,8 @@ def summary(entries: list[LoggedEvent | None]) -> list[str]:
             out.append(f"step:{entry.event.step.step_no}")
         elif isinstance(entry.event, ChildEvent):
             out.append(f"child:{entry.event.run.status.value}")
+        elif isinstance(entry.event, ChildDeltaEvent):
+            out.append(f"child_delta:{entry.event.run_id}")
         else:
             out.append(f"delta:{entry.event.step_no}:{entry.event.kind}:{entry.event.text}")
     return out

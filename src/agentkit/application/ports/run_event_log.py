@@ -60,7 +60,15 @@ class ChildEvent(msgspec.Struct, frozen=True, kw_only=True, tag="child"):
     run: Run
 
 
-RunEvent = StatusEvent | StepEvent | DeltaEvent | ChildEvent
+class ChildDeltaEvent(msgspec.Struct, frozen=True, kw_only=True, tag="child_delta", gc=False):
+    """A fragment of a child run's LLM step while its model writes it (the child's `step`, once stored,
+    has it all: fetch the child's trace)."""
+
+    run_id: RunId
+    delta: DeltaEvent
+
+
+RunEvent = StatusEvent | StepEvent | DeltaEvent | ChildEvent | ChildDeltaEvent
 
 
 class LoggedEvent(msgspec.Struct, frozen=True, kw_only=True):

@@ -82,6 +82,9 @@ class RunTree:
                 await self._answer(run.parent_run_id, scheduler, lambda parent: _settled(parent, run, self._clock))
         except ApplicationError as exc:  # an outage: the sweeper's recheck does it later
             logger.warning("run_tree_deferred", run_id=run.id, error=str(exc))
+        except Exception:
+            # never the executor's failure: the run is stored; the sweeper's recheck settles its tree
+            logger.exception("run_tree_failed", run_id=run.id)
 
     async def recheck(self, run: Run, scheduler: RunScheduler) -> None:
         """A waiting run past its check time: settle what its children did, and look again later."""

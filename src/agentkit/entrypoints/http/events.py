@@ -1,5 +1,6 @@
 """A run's events as Server-Sent Events: `status` with the run, `step` with a trace step, `delta` with a
-fragment of a step being written, `child` with a child run whose status changed, keep-alive comments."""
+fragment of a step being written, `child` with a child run whose status changed, `child_delta` with a
+fragment of a child's step, keep-alive comments."""
 
 from collections.abc import AsyncIterator
 from typing import Final
@@ -8,9 +9,15 @@ import msgspec
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
-from agentkit.application.ports.run_event_log import EVENT_ID_PATTERN, ChildEvent, StatusEvent, StepEvent
+from agentkit.application.ports.run_event_log import (
+    EVENT_ID_PATTERN,
+    ChildDeltaEvent,
+    ChildEvent,
+    StatusEvent,
+    StepEvent,
+)
 from agentkit.application.runs.follow_run import RunFollower
-from agentkit.entrypoints.http.dto.events import delta_view
+from agentkit.entrypoints.http.dto.events import child_delta_view, delta_view
 from agentkit.entrypoints.http.dto.runs import run_view
 from agentkit.entrypoints.http.dto.steps import step_view
 
@@ -35,6 +42,8 @@ async def sse_messages(follower: RunFollower) -> AsyncIterator[ServerSentEventMe
             kind, data = "step", _encoder.encode(step_view(event.step))
         elif isinstance(event, ChildEvent):
             kind, data = "child", _encoder.encode(run_view(event.run))
+        elif isinstance(event, ChildDeltaEvent):
+            kind, data = "child_delta", _encoder.encode(child_delta_view(event))
         else:
             kind, data = "delta", _encoder.encode(delta_view(event))
         yield ServerSentEventMessage(id=entry.id, event=kind, data=data)

@@ -16,7 +16,14 @@ import msgspec
 from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
-from agentkit.application.ports.run_event_log import ChildEvent, DeltaEvent, RunEvent, StatusEvent, StepEvent
+from agentkit.application.ports.run_event_log import (
+    ChildDeltaEvent,
+    ChildEvent,
+    DeltaEvent,
+    RunEvent,
+    StatusEvent,
+    StepEvent,
+)
 from agentkit.application.runs.follow_run import RunFollower
 from agentkit.domain.run import Run, RunStatus
 from agentkit.domain.steps import LLMStep, ToolStep
@@ -87,7 +94,7 @@ class UIMessageStream:
         if isinstance(event, StepEvent):
             step = event.step
             return self._on_llm_step(step) if isinstance(step, LLMStep) else self._on_tool_step(step)
-        if isinstance(event, ChildEvent):
+        if isinstance(event, ChildEvent | ChildDeltaEvent):
             return []  # the UI message stream shows the run's own answer
         return self._on_status(event)
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Final
 
 import msgspec
 
-from agentkit.application.ports.run_event_log import EVENT_ID_PATTERN, DeltaEvent, DeltaKind
+from agentkit.application.ports.run_event_log import EVENT_ID_PATTERN, ChildDeltaEvent, DeltaEvent, DeltaKind
 from agentkit.application.tools.schema import inline_refs
 from agentkit.entrypoints.http.dto.runs import RunView
 from agentkit.entrypoints.http.dto.steps import StepView
@@ -110,6 +110,26 @@ class DeltaEventDoc(msgspec.Struct, kw_only=True, tag_field="event", tag="delta"
     data: _json_text_inline(DeltaView, "The fragment (a DeltaView), as one line of JSON.")  # type: ignore[valid-type]
 
 
+class ChildDeltaView(msgspec.Struct, kw_only=True):
+    """A fragment of a child run's LLM step: the child's id, and the fragment as its own stream has it."""
+
+    run_id: str
+    delta: DeltaView
+
+
+def child_delta_view(event: ChildDeltaEvent) -> ChildDeltaView:
+    """The wire form of a child's fragment."""
+    return ChildDeltaView(run_id=event.run_id, delta=delta_view(event.delta))
+
+
+class ChildDeltaEventDoc(msgspec.Struct, kw_only=True, tag_field="event", tag="child_delta"):
+    """`event: child_delta`: a fragment of a child run's LLM step while its model writes it (children
+    of a run that streams stream too); the child's own `step` event and trace have it whole."""
+
+    id: EventIdText
+    data: _json_text_of(ChildDeltaView, "The child's id and its fragment, as one line of JSON.")  # type: ignore[valid-type]
+
+
 class ChildEventDoc(msgspec.Struct, kw_only=True, tag_field="event", tag="child"):
     """`event: child`: a child run of this run (an agent it called as a tool), as `GET /v1/runs/{id}`
     shows it, when its status changed."""
@@ -118,4 +138,4 @@ class ChildEventDoc(msgspec.Struct, kw_only=True, tag_field="event", tag="child"
     data: _json_text_of(RunView, "The child run (a RunView), as one line of JSON.")  # type: ignore[valid-type]
 
 
-RunEventDoc = StatusEventDoc | StepEventDoc | DeltaEventDoc | ChildEventDoc
+RunEventDoc = StatusEventDoc | StepEventDoc | DeltaEventDoc | ChildEventDoc | ChildDeltaEventDoc
