@@ -69,7 +69,10 @@ class LiveApi:
                 settings, LitestarProvider(), Overrides(self._llm, registry), endpoints=endpoints
             )
             app = await build_http_app(container)
-            config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5)
+            # no log_config or log_level: uvicorn would set its loggers' levels for the whole test process
+            config = uvicorn.Config(
+                app, log_config=None, log_level=None, access_log=False, lifespan="on", timeout_graceful_shutdown=5
+            )
             self._server = _Server(config, started=self._ready)
             await self._server.serve(sockets=[self._socket])
 

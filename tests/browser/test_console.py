@@ -143,6 +143,8 @@ def test_the_models_text_appears_as_it_is_written(console: Watched, live_api: Li
     page = console.page
     sign_in(page, live_api, f"#/runs/{run_id}")
     expect(page.locator("li.step[data-kind=llm]")).to_have_count(1, timeout=WAIT_MS)  # its tool call waits
+    # a run streams its model's answers while someone follows it: the page does, once its events come
+    expect(page.locator("#live[data-following]")).to_be_attached(timeout=WAIT_MS)
 
     RELEASE.set()  # the model's next answer is written while the page follows the run
     expect(page.locator("pre.writing")).to_have_text(STREAMED[0], timeout=WAIT_MS)

@@ -129,14 +129,17 @@ export async function runView(main, signal, id) {
       childrenView(run.children || children));
   };
 
-  const refresh = async () => {
-    run = await api(`/v1/runs/${id}`, { signal });
+  // The run as a request read it. Its events may have told a later state meanwhile (an answered run can
+  // end before the answer's own response arrives): an ended run is never drawn as going on again.
+  const update = (fresh) => {
+    if (TERMINAL.has(run.status) && !TERMINAL.has(fresh.status)) return;
+    run = fresh;
     drawRun();
   };
+  const refresh = async () => update(await api(`/v1/runs/${id}`, { signal }));
   async function cancel() {
     try {
-      run = await api(`/v1/runs/${id}/cancel`, { method: "POST", signal });
-      drawRun();
+      update(await api(`/v1/runs/${id}/cancel`, { method: "POST", signal }));
     } catch (error) {
       fill(notes, errorBox(error));
     }
@@ -154,9 +157,9 @@ export async function runView(main, signal, id) {
 
   const writing = new Map(); // step_no → the box its text is written into
   const onEvent = (event, data) => {
+    live.dataset.following = "true"; // the page follows the run's events (its model now streams)
     if (event === "status") {
-      run = data;
-      drawRun();
+      update(data);
       if (TERMINAL.has(run.status)) fill(live);
       return TERMINAL.has(run.status);
     }
