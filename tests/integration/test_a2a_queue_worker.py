@@ -1,10 +1,6 @@
 """An A2A task executed by a queue worker: the API process takes the message, `agentkit worker` runs it."""
 
 import asyncio
-import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +10,7 @@ from a2a.types.a2a_pb2 import GetTaskRequest, SendMessageRequest, TaskState
 
 from tests.a2a_fixtures import a2a_client, collect
 from tests.http_fixtures import ApiFactory, headers
+from tests.integration.worker_process import queue_env, worker_process
 from tests.state_fixtures import StateServers
 
 pytestmark = pytest.mark.integration
@@ -28,36 +25,8 @@ SCRIPT = [
 @pytest.fixture
 def worker(state_servers: StateServers, redis_prefix: str, tmp_path: Path) -> Iterator[dict[str, str]]:
     """`agentkit worker` in a process of its own on the test's database, Redis prefix and queue."""
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    env = {
-        "DATABASE_URL": state_servers.database_url.render_as_string(hide_password=False),
-        "REDIS_URL": state_servers.redis_url,
-        "REDIS_KEY_PREFIX": redis_prefix,
-        "RUN_QUEUE_NAME": f"{redis_prefix}runs",
-        "STATE_BACKEND": "external",
-        "RUN_MODE": "queue",
-        "LLM_PROVIDER": "scripted",
-        "LLM_SCRIPT": str(script),
-        "LOG_LEVEL": "WARNING",
-        "AGENTKIT_ENV_FILE": os.devnull,
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agentkit", "worker"],
-        env={**os.environ, **env},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
+    with worker_process(queue_env(state_servers, redis_prefix), SCRIPT, tmp_path) as env:
         yield env
-    finally:
-        process.terminate()
-        try:
-            process.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
 
 
 async def test_a_streamed_a2a_task_runs_on_a_queue_worker_and_is_the_run_of_the_same_id(

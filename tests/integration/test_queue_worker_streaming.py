@@ -26,6 +26,7 @@ from agentkit.entrypoints.wiring import make_container, started_state
 from agentkit.entrypoints.wiring.settings import load_settings
 from tests.http.test_streaming_api import ids_only_grow
 from tests.http_fixtures import KEY_A, ApiFactory, Overrides, headers
+from tests.integration import worker_process
 from tests.sample_tools import add
 from tests.sse_fixtures import Event, events_of, served
 from tests.state_fixtures import StateServers
@@ -39,17 +40,8 @@ FRAGMENTS = 20
 
 @pytest.fixture
 def queue_env(state_servers: StateServers, redis_prefix: str) -> dict[str, str]:
-    """Queue mode on the test's database, its Redis prefix and a queue of its own."""
-    return {
-        "DATABASE_URL": state_servers.database_url.render_as_string(hide_password=False),
-        "REDIS_URL": state_servers.redis_url,
-        "REDIS_KEY_PREFIX": redis_prefix,
-        "RUN_QUEUE_NAME": f"{redis_prefix}runs",
-        "STATE_BACKEND": "external",
-        "RUN_MODE": "queue",
-        "API_KEYS": KEY_A,
-        "LOG_LEVEL": "WARNING",
-    }
+    """Queue mode on the test's database, its Redis prefix and a queue of its own, with our key."""
+    return {**worker_process.queue_env(state_servers, redis_prefix), "API_KEYS": KEY_A}
 
 
 @asynccontextmanager

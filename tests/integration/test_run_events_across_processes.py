@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from tests.http_fixtures import KEY_A, ApiFactory, headers
+from tests.integration.worker_process import queue_env, worker_process
 from tests.sse_fixtures import read_all, served
 from tests.state_fixtures import StateServers
 
@@ -28,36 +29,8 @@ SCRIPT = [
 @pytest.fixture
 def worker(state_servers: StateServers, redis_prefix: str, tmp_path: Path) -> Iterator[dict[str, str]]:
     """`agentkit worker` in a process of its own on the test's database, Redis prefix and queue."""
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps(SCRIPT))
-    env = {
-        "DATABASE_URL": state_servers.database_url.render_as_string(hide_password=False),
-        "REDIS_URL": state_servers.redis_url,
-        "REDIS_KEY_PREFIX": redis_prefix,
-        "RUN_QUEUE_NAME": f"{redis_prefix}runs",
-        "STATE_BACKEND": "external",
-        "RUN_MODE": "queue",
-        "LLM_PROVIDER": "scripted",
-        "LLM_SCRIPT": str(script),
-        "LOG_LEVEL": "WARNING",
-        "AGENTKIT_ENV_FILE": os.devnull,
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agentkit", "worker"],
-        env={**os.environ, **env},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    try:
+    with worker_process(queue_env(state_servers, redis_prefix), SCRIPT, tmp_path) as env:
         yield env
-    finally:
-        process.terminate()
-        try:
-            process.communicate(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
 
 
 async def test_a_run_a_worker_executes_is_streamed_by_the_api_process(
