@@ -13,7 +13,6 @@ must concatenate to that response's text and to each call's arguments.
 
 import json
 import re
-from collections import defaultdict
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -35,6 +34,7 @@ from agentkit.domain.messages import (
     Usage,
 )
 from agentkit.domain.tools import ToolSchema
+from agentkit.testing.llm_conformance.suite import assert_fragments_make_up
 from tests.fixtures.llm.recorded import RecordedExchange, recorded
 from tests.fixtures.llm.replay import Provider, ReplayTransport, Reply, gemini_client, openai_client, replies
 from tests.fixtures.llm.streams import gemini_chunks, made_up_ids_blanked, openai_chunks, read_into, streamed
@@ -226,21 +226,10 @@ def assert_stream_keeps_the_ports_promises(items: Items, whole: LLMResponse) -> 
     """The stream ended with `whole` (what chat gives) and its fragments make up that response."""
     *fragments, response = items
     assert isinstance(response, LLMResponse)
-    assert all(isinstance(fragment, TextDelta | ToolCallDelta) for fragment in fragments)
+    deltas = [fragment for fragment in fragments if isinstance(fragment, TextDelta | ToolCallDelta)]
+    assert deltas == fragments  # nothing but fragments before the response
     assert made_up_ids_blanked(response) == made_up_ids_blanked(whole)
-    if response.finish_reason is not FinishReason.REFUSED:  # a block can come after text that went out
-        assert "".join(f.text for f in fragments if isinstance(f, TextDelta)) == response.text
-    calls: defaultdict[int, list[ToolCallDelta]] = defaultdict(list)
-    for fragment in fragments:
-        if isinstance(fragment, ToolCallDelta):
-            calls[fragment.index].append(fragment)
-    assert sorted(calls) == list(range(len(response.tool_calls)))
-    for index, call in enumerate(response.tool_calls):
-        pieces = calls[index]
-        assert [(piece.id, piece.name) for piece in pieces if piece.id or piece.name] == [(call.id, call.name)]
-        arguments = "".join(piece.arguments for piece in pieces)
-        if call.arguments_error is None:
-            assert (json.loads(arguments, strict=False) if arguments.strip() else {}) == call.arguments
+    assert_fragments_make_up(deltas, response)
 
 
 @pytest.mark.parametrize("situation", ["text", "tool_call", "tool_calls", "refusal"])
