@@ -23,7 +23,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, ConsoleMessage, Error, Page, Playwright, sync_playwright
 
-from tests.browser.goal_llm import GoalScriptedLLM, delete_file, hostile, nap, slow
+from tests.browser.goal_llm import TREE_AGENTS, GoalScriptedLLM, delete_file, hostile, nap, slow
 from tests.browser.live_api import LiveApi
 from tests.sample_tools import add
 
@@ -82,9 +82,19 @@ def other_origins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[St
 
 
 @pytest.fixture(scope="session")
-def live_api(other_origins: tuple[StaticPages, StaticPages]) -> Iterator[LiveApi]:
-    """The app on a loopback port: a goal-scripted model, test tools, one key, CORS for one origin."""
-    env = {"API_KEYS": KEY, "CORS_ORIGINS": other_origins[0].origin, "RATE_LIMIT_PER_MIN": "1000"}
+def live_api(
+    other_origins: tuple[StaticPages, StaticPages], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveApi]:
+    """The app on a loopback port: a goal-scripted model, test tools, one key, CORS for one origin, and
+    two agents besides `default` (one calls the other: run trees)."""
+    agents = tmp_path_factory.mktemp("agents") / "agents.toml"
+    agents.write_text(TREE_AGENTS, encoding="utf-8")
+    env = {
+        "API_KEYS": KEY,
+        "CORS_ORIGINS": other_origins[0].origin,
+        "RATE_LIMIT_PER_MIN": "1000",
+        "AGENTS_FILE": str(agents),
+    }
     server = LiveApi(env, GoalScriptedLLM(), [add, hostile, slow, delete_file, nap]).start()
     yield server
     server.stop()

@@ -1,7 +1,8 @@
 """A test model whose every run plays the script its goal names, so runs of one server do not share a script.
 
 The goal's first word picks the tool the model calls on its first turn (`add`, `hostile`, `slow`,
-`delete`, `ask`, `stream`; `pair` calls `nap` twice in one turn, and the calls run at once); its
+`delete`, `ask`, `stream`; `delegate` asks the `helper` agent, whose child run is `slow`; `pair`
+calls `nap` twice in one turn, and the calls run at once); its
 second turn answers with what the tool returned (`stream`: writes its answer in two fragments,
 holding between them until the test lets it go on). Turns are counted from the conversation itself,
 so a resumed run (after an approval) picks up where it was.
@@ -32,7 +33,21 @@ _FIRST_CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "delete": ("delete_file", {"path": "notes.txt"}),
     "ask": ("ask_user", {"question": "which files?"}),  # a client tool the run names
     "stream": ("slow", {}),  # the answer comes after the tool, when the page already follows the run
+    "delegate": ("ask_helper", {"task": "slow work for the lead"}),  # a child run of the `helper` agent
 }
+# Agents that call agents (conftest's AGENTS_FILE): `lead` may only ask `helper`, which may call `slow`.
+TREE_AGENTS = """
+[agents.lead]
+description = "Hands its work to the helper."
+instructions = "You are lead."
+tools = []
+agents = ["helper"]
+
+[agents.helper]
+description = "Does slow work."
+instructions = "You are helper."
+tools = ["slow"]
+"""
 
 
 @tool

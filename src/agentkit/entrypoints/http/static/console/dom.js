@@ -37,7 +37,8 @@ export function jsonBlock(value, cls = "json") {
 export const TERMINAL = new Set([
   "succeeded", "failed", "refused", "max_steps_exceeded", "timed_out", "cancelled", "expired",
 ]);
-export const STATUSES = ["pending", "running", "requires_action", ...TERMINAL];
+// `waiting`: a run that called other agents waits on its child runs; like `requires_action` it goes on.
+export const STATUSES = ["pending", "running", "requires_action", "waiting", ...TERMINAL];
 
 export function statusBadge(status) {
   return h("span", { class: `status status-${status}`, "data-status": status }, status.replaceAll("_", " "));

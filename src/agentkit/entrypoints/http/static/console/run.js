@@ -72,28 +72,46 @@ function stepView(step, axis, prompts) {
   return card;
 }
 
+// A child run as the list shows it: from the run's `children` (a ChildRunView) or a `child` event (a RunView).
+function childOf(data) {
+  return { id: data.id, agent: data.agent, status: data.status,
+    call_id: data.call_id ?? data.parent_call_id ?? null, step_no: data.step_no ?? data.parent_step_no ?? null };
+}
+
 function childrenView(children) {
-  if (!Array.isArray(children) || !children.length) return null;
-  return h("section", { class: "children" }, h("h2", null, "Child runs"),
-    h("ul", null, children.map((child) => {
-      const id = typeof child === "string" ? child : child?.id;
-      if (!UUID.test(String(id))) return null; // only run ids become links
-      return h("li", null, h("a", { href: `#/runs/${id}` }, typeof child === "string" ? id : short(child.goal || id, 80)),
-        typeof child === "object" && child.status ? [" ", statusBadge(child.status)] : null);
-    })));
+  const shown = [...children.values()].filter((child) => UUID.test(String(child.id))); // only run ids become links
+  if (!shown.length) return null;
+  shown.sort((a, b) => (a.step_no ?? Infinity) - (b.step_no ?? Infinity));
+  return h("section", { class: "children", id: "children" }, h("h2", null, `Child runs (${shown.length})`),
+    h("ul", null, shown.map((child) => h("li", { "data-child": child.id, "data-status": child.status },
+      h("a", { href: `#/runs/${child.id}`, class: "agent" }, child.agent), " ", statusBadge(child.status),
+      h("span", { class: "muted" }, child.step_no !== null ? ` called at step #${child.step_no}` : "",
+        child.call_id ? ` (${child.call_id})` : ""), " ",
+      h("code", { class: "muted" }, child.id)))));
+}
+
+function parentLink(run) {
+  if (!run.parent_run_id || !UUID.test(run.parent_run_id)) return "";
+  return h("span", null, h("a", { href: `#/runs/${run.parent_run_id}`, id: "parent-link" }, run.parent_run_id),
+    run.parent_step_no !== null && run.parent_step_no !== undefined ? ` (its step #${run.parent_step_no})` : "");
+}
+
+function tokens(usage) {
+  return `${usage.input_tokens} in · ${usage.output_tokens} out`;
 }
 
 export async function runView(main, signal, id) {
   const summary = h("section", { class: "summary" });
   const waiting = h("section", { id: "waiting" });
   const outcome = h("section", { id: "outcome" });
+  const family = h("div"); // the child runs, redrawn alone on their events (a form above keeps what was typed)
   const live = h("div", { id: "live" });
   const timeline = h("ol", { class: "timeline", id: "timeline" });
   const notes = h("div");
-  fill(main, summary, waiting, outcome, h("h2", null, "Steps"), timeline, live, notes);
+  fill(main, summary, waiting, outcome, family, h("h2", null, "Steps"), timeline, live, notes);
 
   const steps = new Map(); // step_no → step
-  let children = null; // the child runs, when the trace lists them (agents that call agents)
+  const children = new Map(); // child run id → {id, agent, status, call_id, step_no} (agents that call agents)
   let run = await api(`/v1/runs/${id}`, { signal });
   let promptsCache = null;
   const prompts = async (step) => {
@@ -113,26 +131,46 @@ export async function runView(main, signal, id) {
     for (const no of open) timeline.querySelector(`[data-step="${no}"] details`)?.setAttribute("open", "");
   };
 
+  // GET /v1/runs/{id} lists the child runs; a status event's run does not (its children stay as they were).
+  const takeChildren = (fresh) => {
+    if (!Array.isArray(fresh.children)) return;
+    for (const child of fresh.children) {
+      const known = children.get(child.id);
+      if (!(known && TERMINAL.has(known.status) && !TERMINAL.has(child.status))) children.set(child.id, childOf(child));
+    }
+  };
+  takeChildren(run);
+
   const drawRun = () => {
+    // the tree's totals beside the run's own, when child runs spent some too
+    const tree = run.tree_usage && (children.size || run.tree_cost_usd !== run.cost_usd
+      || run.tree_usage.input_tokens !== run.usage.input_tokens || run.tree_usage.output_tokens !== run.usage.output_tokens);
     fill(summary,
       h("div", { class: "title" }, h("h1", null, short(run.goal, 200)), statusBadge(run.status)),
       facts([["run", h("code", null, run.id)], ["agent", run.agent + (run.agent_version ? ` (${run.agent_version})` : "")],
         ["session", run.session_id], ["created", when(run.created_at)], ["started", when(run.started_at)],
         ["finished", when(run.finished_at)],
-        ["tokens", `${run.usage.input_tokens} in · ${run.usage.output_tokens} out`], ["cost", usd(run.cost_usd)],
+        ["parent run", parentLink(run)],
+        ["tokens", tokens(run.usage)], ["cost", usd(run.cost_usd)],
+        ["tree tokens", tree ? h("span", { id: "tree-tokens" }, tokens(run.tree_usage)) : ""],
+        ["tree cost", tree ? usd(run.tree_cost_usd) : ""],
         ["reason", run.failure_reason]]),
       TERMINAL.has(run.status) ? null : h("button", { type: "button", class: "danger", id: "cancel", onclick: cancel }, "Cancel run"));
-    fill(waiting, run.status === "requires_action" ? [h("h2", null, "Waiting on you"), pendingCalls(run, refresh)] : null);
+    fill(waiting,
+      run.status === "requires_action" ? [h("h2", null, "Waiting on you"), pendingCalls(run, refresh)] : null,
+      run.status === "waiting" ? [h("h2", null, "Waiting on its child runs"),
+        h("p", { class: "muted" }, "The run goes on when the agents it called have answered.")] : null);
     fill(outcome,
       run.answer ? [h("h2", null, "Answer"), h("pre", { class: "text answer", id: "answer" }, run.answer)] : null,
-      run.output !== null && run.output !== undefined ? [h("h2", null, "Typed output"), jsonBlock(run.output)] : null,
-      childrenView(run.children || children));
+      run.output !== null && run.output !== undefined ? [h("h2", null, "Typed output"), jsonBlock(run.output)] : null);
+    fill(family, childrenView(children));
   };
 
   // The run as a request read it. Its events may have told a later state meanwhile (an answered run can
   // end before the answer's own response arrives): an ended run is never drawn as going on again.
   const update = (fresh) => {
     if (TERMINAL.has(run.status) && !TERMINAL.has(fresh.status)) return;
+    takeChildren(fresh);
     run = fresh;
     drawRun();
   };
@@ -149,10 +187,6 @@ export async function runView(main, signal, id) {
   const trace = await api(`/v1/runs/${id}/trace`, { signal });
   trace.steps.forEach((step) => steps.set(step.step_no, step));
   drawSteps();
-  if (Array.isArray(trace.children)) {
-    children = trace.children;
-    drawRun();
-  }
   if (TERMINAL.has(run.status)) return;
 
   const writing = new Map(); // step_no → the box its text is written into
@@ -160,8 +194,22 @@ export async function runView(main, signal, id) {
     live.dataset.following = "true"; // the page follows the run's events (its model now streams)
     if (event === "status") {
       update(data);
-      if (TERMINAL.has(run.status)) fill(live);
+      if (TERMINAL.has(run.status)) {
+        fill(live);
+        // the children as they ended (a status event's run does not list them)
+        if (children.size) refresh().catch((error) => { if (!isAbort(error)) fill(notes, errorBox(error)); });
+      }
       return TERMINAL.has(run.status);
+    }
+    if (event === "child") {
+      // a child run's status changed: only its own (a grandchild's events stay on its parent's page)
+      const known = children.get(data.id);
+      // (a replayed older event never draws an ended child as going on again)
+      if (data.parent_run_id === id && !(known && TERMINAL.has(known.status) && !TERMINAL.has(data.status))) {
+        children.set(data.id, childOf(data));
+        fill(family, childrenView(children));
+      }
+      return false;
     }
     if (event === "step") {
       writing.get(data.step_no)?.remove();
