@@ -228,6 +228,24 @@ async def test_a_handoff_goes_on_as_the_other_agent_and_the_trace_names_both(
     assert [m.content for m in second if m.role == "user"] == [goal]
     assert [schema.name for schema in first_tools] == ["transfer_to_billing"]
     assert [schema.name for schema in second_tools] == ["lookup"]
+    # the stored prompts show what each call sent: message 1 is the asking agent's instructions
+    prompted = await read(api, f"/v1/runs/{run['id']}/trace", include="prompts")
+    by_seq = {m["seq"]: m["message"] for m in prompted["messages"]}
+    sent_system = []
+    for step in prompted["steps"]:
+        if step["kind"] == "llm":
+            request = step["request"]
+            sent = [by_seq[seq] for seq in range(1, request["message_count"] + 1)]
+            sent[0] = by_seq[request.get("system_seq", 1)]
+            sent_system.append((step["agent"], sent[0]["content"]))
+            assert [m["content"] for m in sent if m["role"] == "user"] == [goal]
+    assert [(agent, "front desk" in text, "billing" in text) for agent, text in sent_system] == [
+        ("frontdesk", True, False),
+        ("billing", False, True),
+        ("billing", False, True),
+    ]
+    # the conversation's messages come first, so each call's are a prefix of the list
+    assert [m["seq"] for m in prompted["messages"]][: len(by_seq) - 1] == list(range(1, len(by_seq)))
 
 
 async def test_a_streamed_parents_stream_carries_its_childs_fragments(both_factory: ApiFactory, tmp_path: Path) -> None:

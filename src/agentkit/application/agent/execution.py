@@ -419,6 +419,8 @@ class RunExecution:
         for step in steps:
             if isinstance(step, ToolStep) and step.result.ok and step.tool_name.startswith(HANDOFF_TOOL_PREFIX):
                 target = step.tool_name.removeprefix(HANDOFF_TOOL_PREFIX)
+        if target is not None:  # the trace's message 1 is the first agent's prompt, not this one's
+            self.recorder.prompts.handed_off()
         if target is None or target == self.run.agent or self.agents is None:
             return system
         logger.info("run_handoff_resumed", target=target)
