@@ -1,5 +1,6 @@
 """Agents that call agents over HTTP: child runs as tools, linked, visible, limited and cancelled as one tree."""
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -7,6 +8,7 @@ import httpx
 import pytest
 
 from agentkit.application.runs.queries import GetRunTree
+from agentkit.application.tools import tool
 from agentkit.domain.ids import RunId
 from agentkit.entrypoints.cli.tree_view import tree_lines
 from tests.agent_tree_fixtures import GoalScriptedLLM, agents_file, answer, calls
@@ -172,6 +174,85 @@ async def test_cancelling_a_parent_cancels_its_children(both_factory: ApiFactory
     parent = await read(api, f"/v1/runs/{run_id}")
     assert (parent["status"], parent["failure_reason"]) == ("cancelled", "cancelled while it waited on its child runs")
     assert llm.asked[MATH_TASK] == 1  # it stopped at its next step
+
+
+APPROVING_AGENTS = """
+[agents.triage]
+description = "Looks things up and asks math."
+instructions = "You are triage."
+tools = ["lookup"]
+agents = ["math"]
+
+[agents.math]
+description = "Computes exactly."
+instructions = "You are math."
+tools = ["add"]
+"""
+
+
+APPROVING_AGENTS = """
+[agents.triage]
+description = "Asks math."
+instructions = "You are triage."
+tools = []
+agents = ["math"]
+
+[agents.math]
+description = "Computes, with approval."
+instructions = "You are math."
+tools = ["charge"]
+"""
+
+
+@tool(requires_approval=True)
+def charge(amount: int) -> str:
+    """Charge the customer.
+
+    Args:
+        amount: Euros.
+    """
+    return f"charged {amount}"
+
+
+async def test_a_child_whose_approval_expires_answers_its_parent(both_factory: ApiFactory, tmp_path: Path) -> None:
+    llm = GoalScriptedLLM(
+        {
+            GOAL: [calls(("ask_math", "c1", {"task": MATH_TASK})), answer("math did not answer")],
+            MATH_TASK: [calls(("charge", "m1", {"amount": 5})), answer("never")],
+        }
+    )
+    # the sweeper looks every half lease: a short lease makes it look often
+    api = await both_factory(
+        llm=llm,
+        tools=[charge],
+        agents_file=agents_file(tmp_path, APPROVING_AGENTS),
+        APPROVAL_TTL_S=0.5,
+        RUN_LEASE_S=1,
+    )
+    # the child's call of `charge` needs an approval; nobody gives it
+    created = await api.post(
+        "/v1/runs",
+        json={"goal": GOAL, "agent": "triage"},
+        headers=headers(Prefer="respond-async"),
+    )
+    run_id = created.json()["id"]
+
+    parent = await read(api, f"/v1/runs/{run_id}")
+    for _ in range(600):  # until the tree is over (30 s at most)
+        if parent["status"] not in ("pending", "running", "waiting"):
+            break
+        await asyncio.sleep(0.05)
+        parent = await read(api, f"/v1/runs/{run_id}")
+
+    assert (parent["status"], parent["answer"]) == ("succeeded", "math did not answer")
+    [child] = parent["children"]
+    math = await read(api, child["link"])
+    assert math["status"] == "expired"
+    assert "APPROVAL_TTL_S" in math["failure_reason"]
+    trace = await read(api, f"/v1/runs/{run_id}/trace")
+    [call] = [s for s in trace["steps"] if s.get("tool_name") == "ask_math"]
+    assert call["result"]["ok"] is False
+    assert "expired" in call["result"]["error"]
 
 
 HANDOFF_AGENTS = """
