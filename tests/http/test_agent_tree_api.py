@@ -149,6 +149,47 @@ async def test_the_trees_token_budget_stops_a_child(both_factory: ApiFactory, tm
     assert parent["tree_usage"] == {"input_tokens": 100, "output_tokens": 4}
 
 
+async def test_the_trees_steps_count_against_the_roots_max_steps(both_factory: ApiFactory, tmp_path: Path) -> None:
+    llm = GoalScriptedLLM(
+        {
+            GOAL: [calls(("ask_writer", "c1", {"task": WRITER_TASK})), answer("never asked")],
+            # the writer's call of triage is refused (a cycle): a tool error, and a step of the tree
+            WRITER_TASK: [calls(("ask_triage", "w1", {"task": "again"})), answer("Five is fine.")],
+        }
+    )
+    api = await both_factory(llm=llm, agents_file=agents_file(tmp_path))
+
+    created = await api.post("/v1/runs", json={"goal": GOAL, "agent": "triage", "max_steps": 3}, headers=headers())
+
+    assert created.status_code == 201, created.text
+    parent = await read(api, f"/v1/runs/{created.json()['id']}")
+    [child] = parent["children"]
+    writer = await read(api, child["link"])
+    # the child had what the tree left: 3 - the parent's first call; it took both
+    assert (writer["status"], writer["max_steps"]) == ("succeeded", 2)
+    # the tree took 3 steps: the parent stops before it asks its model again
+    assert parent["status"] == "max_steps_exceeded"
+    assert "max_steps" in parent["failure_reason"]
+    assert llm.asked[GOAL] == 1
+
+
+async def test_a_child_gets_no_more_steps_than_the_tree_has_left(both_factory: ApiFactory, tmp_path: Path) -> None:
+    llm = GoalScriptedLLM(
+        {
+            GOAL: [calls(("ask_writer", "c1", {"task": WRITER_TASK})), answer("Five is fine.")],
+            WRITER_TASK: [answer("Five is fine.")],
+        }
+    )
+    api = await both_factory(llm=llm, agents_file=agents_file(tmp_path))
+
+    created = await api.post("/v1/runs", json={"goal": GOAL, "agent": "triage", "max_steps": 3}, headers=headers())
+
+    parent = await read(api, f"/v1/runs/{created.json()['id']}")
+    assert (parent["status"], parent["answer"]) == ("succeeded", "Five is fine.")  # 1 + 1 + 1 steps: within 3
+    [child] = parent["children"]
+    assert (await read(api, child["link"]))["max_steps"] == 2
+
+
 async def test_cancelling_a_parent_cancels_its_children(both_factory: ApiFactory, tmp_path: Path) -> None:
     llm = GoalScriptedLLM(
         {
