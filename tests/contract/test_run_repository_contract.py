@@ -508,6 +508,7 @@ async def test_a_child_runs_end_answers_its_parent_and_adds_its_usage(kit: State
     assert final.action is not None
     assert final.status is RunStatus.RUNNING
     assert (final.children_input_tokens, final.children_output_tokens, final.children_cost_usd) == (10, 4, 0.25)
+    assert (final.children_turns, final.tree_turns) == (1, 1)  # the tree's steps (max_steps counts them)
     assert (final.tree_input_tokens, final.tree_cost_usd) == (10, 0.25)
     answers = [call.answer for call in final.action.calls]
     assert [answer.decision for answer in answers if answer] == [Decision.OUTPUT, Decision.FAIL]

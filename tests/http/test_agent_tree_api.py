@@ -1,5 +1,6 @@
 """Agents that call agents over HTTP: child runs as tools, linked, visible, limited and cancelled as one tree."""
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -7,6 +8,7 @@ import httpx
 import pytest
 
 from agentkit.application.runs.queries import GetRunTree
+from agentkit.application.tools import tool
 from agentkit.domain.ids import RunId
 from agentkit.entrypoints.cli.tree_view import tree_lines
 from tests.agent_tree_fixtures import GoalScriptedLLM, agents_file, answer, calls
@@ -147,6 +149,47 @@ async def test_the_trees_token_budget_stops_a_child(both_factory: ApiFactory, tm
     assert parent["tree_usage"] == {"input_tokens": 100, "output_tokens": 4}
 
 
+async def test_the_trees_steps_count_against_the_roots_max_steps(both_factory: ApiFactory, tmp_path: Path) -> None:
+    llm = GoalScriptedLLM(
+        {
+            GOAL: [calls(("ask_writer", "c1", {"task": WRITER_TASK})), answer("never asked")],
+            # the writer's call of triage is refused (a cycle): a tool error, and a step of the tree
+            WRITER_TASK: [calls(("ask_triage", "w1", {"task": "again"})), answer("Five is fine.")],
+        }
+    )
+    api = await both_factory(llm=llm, agents_file=agents_file(tmp_path))
+
+    created = await api.post("/v1/runs", json={"goal": GOAL, "agent": "triage", "max_steps": 3}, headers=headers())
+
+    assert created.status_code == 201, created.text
+    parent = await read(api, f"/v1/runs/{created.json()['id']}")
+    [child] = parent["children"]
+    writer = await read(api, child["link"])
+    # the child had what the tree left: 3 - the parent's first call; it took both
+    assert (writer["status"], writer["max_steps"]) == ("succeeded", 2)
+    # the tree took 3 steps: the parent stops before it asks its model again
+    assert parent["status"] == "max_steps_exceeded"
+    assert "max_steps" in parent["failure_reason"]
+    assert llm.asked[GOAL] == 1
+
+
+async def test_a_child_gets_no_more_steps_than_the_tree_has_left(both_factory: ApiFactory, tmp_path: Path) -> None:
+    llm = GoalScriptedLLM(
+        {
+            GOAL: [calls(("ask_writer", "c1", {"task": WRITER_TASK})), answer("Five is fine.")],
+            WRITER_TASK: [answer("Five is fine.")],
+        }
+    )
+    api = await both_factory(llm=llm, agents_file=agents_file(tmp_path))
+
+    created = await api.post("/v1/runs", json={"goal": GOAL, "agent": "triage", "max_steps": 3}, headers=headers())
+
+    parent = await read(api, f"/v1/runs/{created.json()['id']}")
+    assert (parent["status"], parent["answer"]) == ("succeeded", "Five is fine.")  # 1 + 1 + 1 steps: within 3
+    [child] = parent["children"]
+    assert (await read(api, child["link"]))["max_steps"] == 2
+
+
 async def test_cancelling_a_parent_cancels_its_children(both_factory: ApiFactory, tmp_path: Path) -> None:
     llm = GoalScriptedLLM(
         {
@@ -172,6 +215,85 @@ async def test_cancelling_a_parent_cancels_its_children(both_factory: ApiFactory
     parent = await read(api, f"/v1/runs/{run_id}")
     assert (parent["status"], parent["failure_reason"]) == ("cancelled", "cancelled while it waited on its child runs")
     assert llm.asked[MATH_TASK] == 1  # it stopped at its next step
+
+
+APPROVING_AGENTS = """
+[agents.triage]
+description = "Looks things up and asks math."
+instructions = "You are triage."
+tools = ["lookup"]
+agents = ["math"]
+
+[agents.math]
+description = "Computes exactly."
+instructions = "You are math."
+tools = ["add"]
+"""
+
+
+APPROVING_AGENTS = """
+[agents.triage]
+description = "Asks math."
+instructions = "You are triage."
+tools = []
+agents = ["math"]
+
+[agents.math]
+description = "Computes, with approval."
+instructions = "You are math."
+tools = ["charge"]
+"""
+
+
+@tool(requires_approval=True)
+def charge(amount: int) -> str:
+    """Charge the customer.
+
+    Args:
+        amount: Euros.
+    """
+    return f"charged {amount}"
+
+
+async def test_a_child_whose_approval_expires_answers_its_parent(both_factory: ApiFactory, tmp_path: Path) -> None:
+    llm = GoalScriptedLLM(
+        {
+            GOAL: [calls(("ask_math", "c1", {"task": MATH_TASK})), answer("math did not answer")],
+            MATH_TASK: [calls(("charge", "m1", {"amount": 5})), answer("never")],
+        }
+    )
+    # the sweeper looks every half lease: a short lease makes it look often
+    api = await both_factory(
+        llm=llm,
+        tools=[charge],
+        agents_file=agents_file(tmp_path, APPROVING_AGENTS),
+        APPROVAL_TTL_S=0.5,
+        RUN_LEASE_S=1,
+    )
+    # the child's call of `charge` needs an approval; nobody gives it
+    created = await api.post(
+        "/v1/runs",
+        json={"goal": GOAL, "agent": "triage"},
+        headers=headers(Prefer="respond-async"),
+    )
+    run_id = created.json()["id"]
+
+    parent = await read(api, f"/v1/runs/{run_id}")
+    for _ in range(600):  # until the tree is over (30 s at most)
+        if parent["status"] not in ("pending", "running", "waiting"):
+            break
+        await asyncio.sleep(0.05)
+        parent = await read(api, f"/v1/runs/{run_id}")
+
+    assert (parent["status"], parent["answer"]) == ("succeeded", "math did not answer")
+    [child] = parent["children"]
+    math = await read(api, child["link"])
+    assert math["status"] == "expired"
+    assert "APPROVAL_TTL_S" in math["failure_reason"]
+    trace = await read(api, f"/v1/runs/{run_id}/trace")
+    [call] = [s for s in trace["steps"] if s.get("tool_name") == "ask_math"]
+    assert call["result"]["ok"] is False
+    assert "expired" in call["result"]["error"]
 
 
 HANDOFF_AGENTS = """
@@ -228,6 +350,24 @@ async def test_a_handoff_goes_on_as_the_other_agent_and_the_trace_names_both(
     assert [m.content for m in second if m.role == "user"] == [goal]
     assert [schema.name for schema in first_tools] == ["transfer_to_billing"]
     assert [schema.name for schema in second_tools] == ["lookup"]
+    # the stored prompts show what each call sent: message 1 is the asking agent's instructions
+    prompted = await read(api, f"/v1/runs/{run['id']}/trace", include="prompts")
+    by_seq = {m["seq"]: m["message"] for m in prompted["messages"]}
+    sent_system = []
+    for step in prompted["steps"]:
+        if step["kind"] == "llm":
+            request = step["request"]
+            sent = [by_seq[seq] for seq in range(1, request["message_count"] + 1)]
+            sent[0] = by_seq[request.get("system_seq", 1)]
+            sent_system.append((step["agent"], sent[0]["content"]))
+            assert [m["content"] for m in sent if m["role"] == "user"] == [goal]
+    assert [(agent, "front desk" in text, "billing" in text) for agent, text in sent_system] == [
+        ("frontdesk", True, False),
+        ("billing", False, True),
+        ("billing", False, True),
+    ]
+    # the conversation's messages come first, so each call's are a prefix of the list
+    assert [m["seq"] for m in prompted["messages"]][: len(by_seq) - 1] == list(range(1, len(by_seq)))
 
 
 async def test_a_streamed_parents_stream_carries_its_childs_fragments(both_factory: ApiFactory, tmp_path: Path) -> None:

@@ -63,7 +63,7 @@ async def test_the_migrations_build_exactly_the_tables_the_adapters_use(pg_engin
         )
 
     assert diff == []
-    assert await AlembicSchemaMigrator(pg_engine).current() == "0011"
+    assert await AlembicSchemaMigrator(pg_engine).current() == "0012"
 
 
 async def test_migrating_a_fresh_database_from_two_processes_at_once_applies_each_migration_once(
@@ -77,7 +77,7 @@ async def test_migrating_a_fresh_database_from_two_processes_at_once_applies_eac
         await asyncio.gather(*(AlembicSchemaMigrator(e).upgrade() for e in engines))
         await AlembicSchemaMigrator(engines[0]).upgrade()
 
-        assert await AlembicSchemaMigrator(engines[1]).current() == "0011"
+        assert await AlembicSchemaMigrator(engines[1]).current() == "0012"
     finally:
         for engine in engines:
             await engine.dispose()

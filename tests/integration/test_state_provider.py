@@ -68,7 +68,7 @@ async def test_with_urls_the_ports_are_postgres_and_redis(state_servers: StateSe
         assert await c.get(TraceSink) is await c.get(TraceReader)
         assert isinstance(await c.get(SessionStore), RedisSessionStore)
         assert isinstance(await c.get(RateLimiter), FallbackRateLimiter)  # Redis, the process while it is down
-        assert await (await c.get(SchemaMigrator)).current() == "0011"
+        assert await (await c.get(SchemaMigrator)).current() == "0012"
 
 
 @pytest.mark.integration
@@ -80,7 +80,7 @@ async def test_the_embedded_servers_keep_their_data_across_a_restart_and_stop_on
     async with container(state_backend="embedded", agentkit_data_dir=str(data_dir)) as c:
         await (await c.get(RunRepository)).add(run)
         await (await c.get(SessionStore)).save(OwnerId("k"), SessionId("s"), history)
-        assert await (await c.get(SchemaMigrator)).current() == "0011"
+        assert await (await c.get(SchemaMigrator)).current() == "0012"
         conns = await c.get(StateConnections)
         assert conns.redis is not None
         redis_socket = conns.redis.connection_pool.connection_kwargs["path"]

@@ -153,6 +153,9 @@ class Run(msgspec.Struct, frozen=True, kw_only=True, gc=False):
             usage is its own plus this).
         children_output_tokens: The same for output tokens.
         children_cost_usd: The same for cost (None while no child's price is known).
+        turns: The LLM calls the run made (its steps as `max_steps` counts them).
+        children_turns: The LLM calls its ended child runs made, theirs included: the tree's steps
+            count against the root's `max_steps`.
     """
 
     id: RunId
@@ -195,6 +198,8 @@ class Run(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     children_input_tokens: int = 0
     children_output_tokens: int = 0
     children_cost_usd: float | None = None
+    turns: int = 0
+    children_turns: int = 0
 
     @property
     def is_terminal(self) -> bool:
@@ -220,6 +225,11 @@ class Run(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     def tree_output_tokens(self) -> int:
         """Output tokens spent by the run and its ended descendants."""
         return self.output_tokens + self.children_output_tokens
+
+    @property
+    def tree_turns(self) -> int:
+        """The LLM calls made by the run and its ended descendants."""
+        return self.turns + self.children_turns
 
     @property
     def tree_cost_usd(self) -> float | None:
@@ -375,6 +385,7 @@ def settle_child(run: Run, child: Run, *, now: datetime) -> Run:
         children_input_tokens=run.children_input_tokens + child.tree_input_tokens,
         children_output_tokens=run.children_output_tokens + child.tree_output_tokens,
         children_cost_usd=run.children_cost_usd if child_cost is None else (run.children_cost_usd or 0.0) + child_cost,
+        children_turns=run.children_turns + child.tree_turns,
     )
     return _answered(run, action, now=now)
 
@@ -418,18 +429,22 @@ def add_spend(run: Run, usage: Usage, cost_usd: float | None) -> Run:
             run,
             input_tokens=run.input_tokens + usage.input_tokens,
             output_tokens=run.output_tokens + usage.output_tokens,
+            turns=run.turns + 1,
         )
     return msgspec.structs.replace(
         run,
         input_tokens=run.input_tokens + usage.input_tokens,
         output_tokens=run.output_tokens + usage.output_tokens,
         cost_usd=(run.cost_usd or 0.0) + cost_usd,
+        turns=run.turns + 1,
     )
 
 
-def with_usage(run: Run, *, input_tokens: int, output_tokens: int) -> Run:
-    """The run with its token totals set (rebuilt from its stored steps when it resumes)."""
-    return msgspec.structs.replace(run, input_tokens=input_tokens, output_tokens=output_tokens)
+def with_usage(run: Run, *, input_tokens: int, output_tokens: int, turns: int | None = None) -> Run:
+    """The run with its token totals (and LLM calls) set (rebuilt from its stored steps when it resumes)."""
+    if turns is None:
+        return msgspec.structs.replace(run, input_tokens=input_tokens, output_tokens=output_tokens)
+    return msgspec.structs.replace(run, input_tokens=input_tokens, output_tokens=output_tokens, turns=turns)
 
 
 def succeed(run: Run, *, now: datetime, answer: str, output: Any = None) -> Run:

@@ -27,7 +27,8 @@ class StoredMessage(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """One message of a run's conversation, stored once however many LLM calls sent it.
 
     Attributes:
-        seq: Its place in the conversation, from 1 (the system prompt).
+        seq: Its place in the conversation, from 1 (the system prompt); negative for a system prompt a
+            handoff sent in place of message 1 (minus the number of the LLM step that first sent it).
         message: The message as stored (redacted where the settings say so; secrets never).
         sent_digest: The digest of the message as it was sent, when it is stored in another form
             (redacted) or was read back; None when `message` is what was sent (the digest is then
@@ -65,6 +66,8 @@ class PromptRef(msgspec.Struct, frozen=True, kw_only=True, gc=False):
         model: The model asked for.
         parameters: The sampling parameters sent (temperature, max_tokens); never keys or headers.
         payloads: False when the messages were stored without their content (TRACE_PAYLOADS=false).
+        system_seq: Set once a handoff replaced the system prompt: the call sent the stored message
+            with this seq (negative, apart from the conversation's positions) in place of message 1.
     """
 
     message_count: int
@@ -73,6 +76,14 @@ class PromptRef(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     model: str = ""
     parameters: dict[str, Any] = {}
     payloads: bool = True
+    system_seq: int | None = None
+
+
+def prompt_order(seq: int) -> tuple[bool, int]:
+    """The order a run's stored messages are listed in: the conversation (seq 1, 2, ...) first, so each
+    call's messages are a prefix of the list, then the system prompts handoffs put in place of message 1
+    (negative seqs, in the order they were sent)."""
+    return seq < 0, abs(seq)
 
 
 class PromptDelta(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -83,7 +94,7 @@ class PromptDelta(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
 
 class RunPrompts(msgspec.Struct, frozen=True, kw_only=True):
-    """Everything a run's LLM calls sent: its messages in order and its tool sets by digest."""
+    """Everything a run's LLM calls sent: its messages in order (`prompt_order`) and its tool sets by digest."""
 
     messages: tuple[StoredMessage, ...] = ()
     tool_sets: dict[str, tuple[ToolSchema, ...]] = {}
@@ -93,6 +104,9 @@ class RunPrompts(msgspec.Struct, frozen=True, kw_only=True):
         if step.prompt is None:
             return [], []
         messages = [stored.message for stored in self.messages[: step.prompt.message_count]]
+        system_seq = step.prompt.system_seq
+        if system_seq is not None and messages:  # a handoff's agent sent its own system prompt
+            messages[0] = next((s.message for s in self.messages if s.seq == system_seq), messages[0])
         digest = step.prompt.tools_digest
         return messages, list(self.tool_sets.get(digest, ())) if digest else []
 

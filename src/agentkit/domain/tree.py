@@ -3,7 +3,7 @@
 A run calls another agent as a tool; the call starts a child run, which may call agents in turn.
 The whole tree holds one set of limits: it grows at most `max_depth` levels below its root, an agent
 never calls itself through its ancestors (a cycle, named by its path), and the root's token and cost
-budgets hold for every run below it (a child gets what its parent has left).
+budgets and its max_steps hold for every run below it (a child gets what its parent has left).
 """
 
 from agentkit.domain.run import Run
@@ -34,7 +34,14 @@ def child_refusal(parent: Run, callee: str, *, max_depth: int) -> str | None:
     cost = cost_left(parent)
     if cost is not None and cost <= 0:
         return f"refused: the cost budget of this tree of runs (${parent.cost_budget:g}) is spent"
+    if steps_left(parent) <= 0:
+        return f"refused: the steps of this tree of runs (max_steps {parent.max_steps}) are spent"
     return None
+
+
+def steps_left(run: Run) -> int:
+    """What the run's max_steps leaves after the LLM calls it and its ended children made."""
+    return run.max_steps - run.tree_turns
 
 
 def tokens_left(run: Run) -> int | None:

@@ -137,3 +137,30 @@ def test_many_secrets_are_kept_out_as_surely_as_a_few() -> None:
         assert new.messages[2].message is plain  # a message holding no secret is stored as it came
         assert new.messages[3].message.tool_calls[0].arguments == {"password": "[redacted]"}
         assert [m.digest for m in new.messages] == [digest_of(m) for m in (SYSTEM, said, plain, CALL)]
+
+
+def test_a_handoffs_system_prompt_is_stored_apart_and_each_call_names_the_one_it_sent() -> None:
+    log = PromptLog()
+    handed = Message(role="system", content="you are billing")
+
+    first, _ = log.sent([SYSTEM, GOAL, CALL, RESULT], [ADD], step_no=1)
+    conversation = [handed, GOAL, CALL, RESULT]
+    second, second_sent = log.sent(conversation, [ADD], step_no=4)
+    third, third_sent = log.sent([*conversation, RESULT], [ADD], step_no=6)
+    new = stored(second_sent, PromptPolicy())
+
+    assert (first.system_seq, second.system_seq, third.system_seq) == (None, -4, -4)
+    assert [(m.seq, m.message) for m in new.messages] == [(-4, handed)]  # message 1 stays the first agent's
+    assert third_sent is not None
+    assert third_sent.system is None  # stored once
+
+
+def test_a_resumed_log_of_a_handed_off_run_stores_the_system_prompt_it_sends_apart() -> None:
+    log = PromptLog()
+    log.handed_off()
+
+    ref, sent = log.sent([SYSTEM, GOAL], [], step_no=5)
+    new = stored(sent, PromptPolicy())
+
+    assert ref.system_seq == -5
+    assert [m.seq for m in new.messages] == [1, 2, -5]  # seq 1 is kept as first stored (insert-if-absent)

@@ -164,6 +164,7 @@ class InMemoryRunRepository(RunRepository):
             children_input_tokens=run.children_input_tokens,
             children_output_tokens=run.children_output_tokens,
             children_cost_usd=run.children_cost_usd,
+            children_turns=run.children_turns,
         )
         return True
 

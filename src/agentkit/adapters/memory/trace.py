@@ -8,7 +8,7 @@ import msgspec
 from agentkit.application.ports.prompt_reader import PromptReader
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
 from agentkit.domain.ids import RunId
-from agentkit.domain.steps import LLMStep, RunPrompts, Step, StoredMessage
+from agentkit.domain.steps import LLMStep, RunPrompts, Step, StoredMessage, prompt_order
 from agentkit.domain.tools import ToolSchema
 
 
@@ -44,7 +44,7 @@ class InMemoryTraceSink(TraceSink, TraceReader, PromptReader):
         """The run's messages by seq and its tool sets."""
         messages = self._messages.get(run_id, {})
         return RunPrompts(
-            messages=tuple(messages[seq] for seq in sorted(messages)),
+            messages=tuple(messages[seq] for seq in sorted(messages, key=prompt_order)),
             tool_sets=dict(self._tool_sets.get(run_id, {})),
         )
 

@@ -97,6 +97,8 @@ def run_to_row(run: Run) -> dict[str, Any]:
         "children_input_tokens": run.children_input_tokens,
         "children_output_tokens": run.children_output_tokens,
         "children_cost_usd": run.children_cost_usd,
+        "turns": run.turns,
+        "children_turns": run.children_turns,
     }
 
 
@@ -143,6 +145,8 @@ def row_to_run(row: Mapping[Any, Any]) -> Run:
         children_input_tokens=row["children_input_tokens"],
         children_output_tokens=row["children_output_tokens"],
         children_cost_usd=row["children_cost_usd"],
+        turns=row["turns"],
+        children_turns=row["children_turns"],
     )
 
 

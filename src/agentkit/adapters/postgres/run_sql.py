@@ -71,7 +71,7 @@ def run_arguments(run: Run) -> list[Any]:
 # (two children ending together), the second finds the action changed.
 SAVE_ANSWER: Final = f"""
 UPDATE runs SET status = $4, action = $5, expires_at = $6,
-    children_input_tokens = $7, children_output_tokens = $8, children_cost_usd = $9
+    children_input_tokens = $7, children_output_tokens = $8, children_cost_usd = $9, children_turns = $10
 WHERE id = $1 AND attempt = $2 AND status IN ('{RunStatus.REQUIRES_ACTION.value}', '{RunStatus.WAITING.value}')
     AND action = $3
 RETURNING id
@@ -90,4 +90,5 @@ def answer_arguments(run: Run, expected: Any) -> list[Any]:
         run.children_input_tokens,
         run.children_output_tokens,
         run.children_cost_usd,
+        run.children_turns,
     ]

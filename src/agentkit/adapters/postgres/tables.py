@@ -88,6 +88,9 @@ runs = Table(
     Column("children_input_tokens", Integer, nullable=False, server_default="0"),
     Column("children_output_tokens", Integer, nullable=False, server_default="0"),
     Column("children_cost_usd", Double),
+    # the LLM calls it made, and those its ended child runs made (0012): the tree's steps
+    Column("turns", Integer, nullable=False, server_default="0"),
+    Column("children_turns", Integer, nullable=False, server_default="0"),
     Index("ix_runs_session_id", "session_id"),
     # a run's children, oldest first
     Index(

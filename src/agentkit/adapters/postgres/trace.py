@@ -22,7 +22,7 @@ from agentkit.application.ports.prompt_reader import PromptReader
 from agentkit.application.ports.trace_sink import TraceReader, TraceSink
 from agentkit.domain.ids import RunId
 from agentkit.domain.messages import Message
-from agentkit.domain.steps import RunPrompts, Step, StoredMessage
+from agentkit.domain.steps import RunPrompts, Step, StoredMessage, prompt_order
 from agentkit.domain.tools import ToolSchema
 
 _log = structlog.get_logger(__name__)
@@ -223,7 +223,7 @@ class SqlaTraceSink(TraceSink, TraceReader, PromptReader):
                 StoredMessage(
                     seq=row["seq"], sent_digest=row["digest"], message=msgspec.convert(row["message"], Message)
                 )
-                for row in message_rows_
+                for row in sorted(message_rows_, key=lambda row: prompt_order(row["seq"]))
             ),
             tool_sets={row["digest"]: msgspec.convert(row["schemas"], tuple[ToolSchema, ...]) for row in tool_rows},
         )

@@ -93,7 +93,8 @@ class RunExecution:
         self.approval_names = frozenset(run.approval_required) if run.approval_required else _NONE
         self.context = ToolContext(run_id=run.id, owner=run.owner, session_id=run.session_id)
         self.limits = LoopLimits(
-            max_steps=run.max_steps,
+            # the steps its child runs took count too (the tree's max_steps)
+            max_steps=run.max_steps - run.children_turns,
             repeat_limit=deps.config.repeat_limit,
             token_budget=run.token_budget,  # set when the run was created (CreateRun caps it)
             # what its child runs cost counts too (their tokens join the policy's count in `_open`)
@@ -213,7 +214,12 @@ class RunExecution:
         self.messages = point.messages
         self.recorder.step_no = point.last_step_no
         self.run = msgspec.structs.replace(
-            runs.with_usage(self.run, input_tokens=point.usage.input_tokens, output_tokens=point.usage.output_tokens),
+            runs.with_usage(
+                self.run,
+                input_tokens=point.usage.input_tokens,
+                output_tokens=point.usage.output_tokens,
+                turns=point.state.turns,
+            ),
             cost_usd=point.cost_usd,
         )
         if isinstance(point.outcome, Answered):
@@ -237,6 +243,12 @@ class RunExecution:
                     f"token budget exceeded: {state.tokens} tokens spent by this run and its child runs, "
                     f"the budget is {budget}",
                 )
+        if self.run.children_turns and point.state.turns >= self.limits.max_steps:
+            return self.end(
+                RunStatus.MAX_STEPS_EXCEEDED,
+                f"max_steps exceeded: {point.state.turns + self.run.children_turns} steps taken by this run and "
+                f"its child runs, max_steps is {self.run.max_steps}",
+            )
         if point.pending:
             self.resumed = frozenset(call.id for call in point.pending)
             self.turn_step = point.pending_turn_step
@@ -419,6 +431,8 @@ class RunExecution:
         for step in steps:
             if isinstance(step, ToolStep) and step.result.ok and step.tool_name.startswith(HANDOFF_TOOL_PREFIX):
                 target = step.tool_name.removeprefix(HANDOFF_TOOL_PREFIX)
+        if target is not None:  # the trace's message 1 is the first agent's prompt, not this one's
+            self.recorder.prompts.handed_off()
         if target is None or target == self.run.agent or self.agents is None:
             return system
         logger.info("run_handoff_resumed", target=target)

@@ -18,6 +18,8 @@ from agentkit.domain.steps import PromptRef, digest_of
 from agentkit.domain.tools import ToolSchema
 
 _NO_PARAMETERS: dict[str, Any] = {}
+# a system message no call sends: what a resumed run's log compares the first system prompt with
+_UNKNOWN_SYSTEM = Message(role="system", content="")
 
 
 class PromptLog:
@@ -28,11 +30,15 @@ class PromptLog:
     grows, so the messages stored so far are a prefix of what is sent now.
     """
 
-    __slots__ = ("_last_schemas", "_payloads", "_stored", "_tool_sets")
+    __slots__ = ("_last_schemas", "_payloads", "_stored", "_system", "_system_seq", "_tool_sets")
 
     def __init__(self, *, payloads: bool = True, already_stored: int = 0) -> None:
         self._payloads = payloads
         self._stored = already_stored  # messages of this run handed to the trace by earlier calls
+        # the system message the last call sent (compared by identity: only a handoff replaces it), and
+        # the seq it is stored under when that is not the conversation's message 1
+        self._system: Message | None = None
+        self._system_seq: int | None = None
         # the digests of the tool sets stored so far: a run has one or two, so a tuple (the empty one
         # is shared) is smaller than a set (216 B a run)
         self._tool_sets: tuple[str, ...] = ()
@@ -47,11 +53,19 @@ class PromptLog:
         provider: str = "",
         model: str = "",
         parameters: dict[str, Any] | None = None,
+        step_no: int = 0,
     ) -> tuple[PromptRef, SentPrompt | None]:
-        """The reference to what this call sends, and the part of it that is new to the run (None: nothing)."""
+        """The reference to what this call sends, and the part of it that is new to the run (None: nothing).
+
+        `step_no` is the number of the call's step: a system prompt a handoff put in place of message 1
+        is stored once, under `-step_no`, and the calls that send it refer to it.
+        """
         stored = self._stored
         count = len(messages)
         new: tuple[Message, ...] = ()
+        system: tuple[int, Message] | None = None
+        if count and messages[0] is not self._system:
+            system = self._system_changed(messages[0], step_no=step_no)
         if count > stored:
             new = tuple(messages[stored:count])
             self._stored = count
@@ -69,10 +83,26 @@ class PromptLog:
             model=model,
             parameters=_NO_PARAMETERS if parameters is None else parameters,
             payloads=self._payloads,
+            system_seq=self._system_seq,
         )
-        if not new and tool_set is None:
+        if not new and tool_set is None and system is None:
             return ref, None
-        return ref, SentPrompt(stored + 1, new, tool_set)
+        return ref, SentPrompt(stored + 1, new, tool_set, system)
+
+    def handed_off(self) -> None:
+        """The run was handed to another agent before this log was made (a resumed run): its stored
+        message 1 may be an earlier agent's, so the next call stores the system prompt it sends apart."""
+        self._system = _UNKNOWN_SYSTEM
+
+    def _system_changed(self, system: Message, *, step_no: int) -> tuple[int, Message] | None:
+        """The system prompt to store apart, when this call's differs from what message 1 (or the last
+        handoff's) holds; None when it is the same (or is message 1 itself, about to be stored)."""
+        known = self._system
+        self._system = system
+        if known is None or (known is not _UNKNOWN_SYSTEM and known == system):
+            return None
+        self._system_seq = -step_no
+        return self._system_seq, system
 
     def _digest_of_schemas(self, schemas: Sequence[ToolSchema]) -> str:
         last = self._last_schemas

@@ -41,7 +41,9 @@ class StepRecorder(TraceHealth):
         if named is None:  # a client names the same model and parameters on every request: asked once a run
             llm = self.deps.llm
             named = self._llm = (llm.provider, llm.model, dict(llm.parameters))
-        return self.prompts.sent(messages, schemas, provider=named[0], model=named[1], parameters=named[2])
+        return self.prompts.sent(
+            messages, schemas, provider=named[0], model=named[1], parameters=named[2], step_no=self.step_no + 1
+        )
 
     def cost_of(self, usage: Usage) -> float | None:
         """What an LLM call with this usage cost (None: unknown price)."""

@@ -34,16 +34,23 @@ class SentPrompt:
         first_seq: The conversation position (from 1) of `messages[0]`.
         messages: The messages new to the run's trace.
         tools: The tool set new to the run's trace, with its digest (None: already stored, or none).
+        system: A system prompt a handoff put in place of message 1, with the (negative) seq it is
+            stored under (None: none new).
     """
 
-    __slots__ = ("first_seq", "messages", "tools")
+    __slots__ = ("first_seq", "messages", "system", "tools")
 
     def __init__(
-        self, first_seq: int, messages: tuple[Message, ...], tools: tuple[str, tuple[ToolSchema, ...]] | None
+        self,
+        first_seq: int,
+        messages: tuple[Message, ...],
+        tools: tuple[str, tuple[ToolSchema, ...]] | None,
+        system: tuple[int, Message] | None = None,
     ) -> None:
         self.first_seq = first_seq
         self.messages = messages
         self.tools = tools
+        self.system = system
 
 
 class StepEntry:

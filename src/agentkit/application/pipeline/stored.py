@@ -26,6 +26,8 @@ def stored_delta(sent: SentPrompt, policy: PromptPolicy) -> PromptDelta:
         messages = tuple([stored_message(seq, message, policy) for seq, message in enumerate(sent.messages, first)])
     else:  # every message is stored as it was sent
         messages = tuple([StoredMessage(seq=seq, message=message) for seq, message in enumerate(sent.messages, first)])
+    if sent.system is not None:  # a handoff's system prompt, stored apart from the conversation's positions
+        messages = (*messages, stored_message(*sent.system, policy))
     tool_set = None
     if sent.tools is not None:
         digest, schemas = sent.tools

@@ -48,7 +48,8 @@ class RecoverLapsedRuns:
       from its last stored step); one taken `max_attempts` times is ended `expired` (worker_lost).
       Attempts that ended in a pause (`requires_action`) are not counted: their executors were not lost.
     - A paused run whose pending calls were not all answered before its deadline ends `expired`
-      (unanswered).
+      (unanswered); a child run's such end answers its parent at once (its children, if its turn
+      also called agents, were never started: they start once the client answered).
     - A run whose lease a live executor renewed meanwhile is left alone (the repository's changes are
       atomic: an expiry skips it, a claim fails on its attempt).
     - A lease counts as lapsed only `grace_s` after its expiry (`lapse_grace_s`): another machine's
@@ -87,6 +88,8 @@ class RecoverLapsedRuns:
             unanswered = await self._runs.expire_unanswered(now, reason=UNANSWERED, limit=self._page)
             for run in unanswered:
                 logger.info("run_expired", run_id=run.id, reason="unanswered")
+                if self._tree is not None and run.parent_run_id is not None:
+                    await self._tree.settle(run, self._scheduler)  # its end answers its parent
             expired += len(unanswered)
             if len(unanswered) < self._page:
                 break

@@ -162,7 +162,7 @@ class RunTree:
             owner=parent.owner,
             goal=goal,
             output_schema=agent.output_schema,
-            max_steps=min(agent.max_steps, limits.max_steps, parent.max_steps),
+            max_steps=min(agent.max_steps, limits.max_steps, tree.steps_left(parent)),
             token_budget=tree.lower(tree.lower(agent.token_budget, limits.token_budget), tree.tokens_left(parent)),
             cost_budget=cost,
             created_at=now,

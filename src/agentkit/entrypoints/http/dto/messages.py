@@ -26,7 +26,8 @@ class MessageView(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 class StoredMessageView(msgspec.Struct, kw_only=True):
-    """One message of a run's conversation: its place (`seq`, from 1), its digest and the message."""
+    """One message of a run's conversation: its place (`seq`, from 1; negative: a system prompt a handoff
+    sent in place of message 1), its digest and the message."""
 
     seq: int
     digest: str

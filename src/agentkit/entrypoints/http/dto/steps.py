@@ -10,8 +10,9 @@ from agentkit.domain.steps import LLMStep, Step
 from agentkit.entrypoints.http.dto.messages import ToolCallView
 
 
-class LLMRequestView(msgspec.Struct, kw_only=True):
-    """What an LLM call sent: the run's messages 1..`message_count` and the tool set `tools_digest`."""
+class LLMRequestView(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """What an LLM call sent: the run's messages 1..`message_count` and the tool set `tools_digest`;
+    after a handoff, with the message `system_seq` (the new agent's system prompt) in place of message 1."""
 
     message_count: int
     tools_digest: str | None
@@ -19,6 +20,7 @@ class LLMRequestView(msgspec.Struct, kw_only=True):
     model: str
     parameters: dict[str, Any]
     payloads: bool
+    system_seq: int | None = None
 
 
 class LLMResponseMetaView(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -115,6 +117,7 @@ def step_view(step: Step, agent: str | None = None) -> StepView:
                 model=step.prompt.model,
                 parameters=step.prompt.parameters,
                 payloads=step.prompt.payloads,
+                system_seq=step.prompt.system_seq,
             ),
             response=LLMResponseMetaView(
                 id=step.response_id, model=step.response_model, finish_reason=step.provider_finish_reason

@@ -16,7 +16,8 @@ class TraceView(msgspec.Struct, kw_only=True, omit_defaults=True):
 
     Each message is listed once (`messages`, by `seq`) and each tool set once (`tool_sets`, by
     digest): LLM step N sent `messages[0:steps[N].request.message_count]` and
-    `tool_sets[steps[N].request.tools_digest]`.
+    `tool_sets[steps[N].request.tools_digest]`; after a handoff its `request.system_seq` names the
+    message (listed after the conversation, with a negative `seq`) it sent in place of message 1.
     """
 
     run_id: str
