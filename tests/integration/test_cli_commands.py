@@ -21,7 +21,7 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> object:
 
 def test_migrate_reports_the_revision(server_env: dict[str, str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["migrate"]) == 0
-    assert capsys.readouterr().out == "database schema at revision 0011\n"
+    assert capsys.readouterr().out == "database schema at revision 0012\n"
 
 
 def test_a_cli_run_is_stored_and_can_be_read_back(
