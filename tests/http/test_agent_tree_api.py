@@ -219,20 +219,6 @@ async def test_cancelling_a_parent_cancels_its_children(both_factory: ApiFactory
 
 APPROVING_AGENTS = """
 [agents.triage]
-description = "Looks things up and asks math."
-instructions = "You are triage."
-tools = ["lookup"]
-agents = ["math"]
-
-[agents.math]
-description = "Computes exactly."
-instructions = "You are math."
-tools = ["add"]
-"""
-
-
-APPROVING_AGENTS = """
-[agents.triage]
 description = "Asks math."
 instructions = "You are triage."
 tools = []
