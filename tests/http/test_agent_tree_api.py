@@ -336,6 +336,8 @@ async def test_a_handoff_goes_on_as_the_other_agent_and_the_trace_names_both(
     assert [m.content for m in second if m.role == "user"] == [goal]
     assert [schema.name for schema in first_tools] == ["transfer_to_billing"]
     assert [schema.name for schema in second_tools] == ["lookup"]
+    # the handoff's result is no error; the call it skipped is one (Anthropic sends it with is_error)
+    assert [(m.tool_call_id, m.is_error) for m in second if m.role == "tool"] == [("h1", False), ("x1", True)]
     # the stored prompts show what each call sent: message 1 is the asking agent's instructions
     prompted = await read(api, f"/v1/runs/{run['id']}/trace", include="prompts")
     by_seq = {m["seq"]: m["message"] for m in prompted["messages"]}

@@ -414,7 +414,13 @@ class RunExecution:
                     result = ToolResult(ok=False, error=f"not run: the conversation was handed to {target!r}")
                 await self.recorder.record(self.tool_step(call, result, started_at))
             self.messages.append(
-                Message(role="tool", content=result.model_text(), tool_call_id=call.id, name=call.name)
+                Message(
+                    role="tool",
+                    content=result.model_text(),
+                    tool_call_id=call.id,
+                    name=call.name,
+                    is_error=not result.ok,
+                )
             )
         logger.info("run_handed_off", source=source, target=target)
         self.run = runs.hand_off(self.run, agent=target, agent_version=self.agents.version_of(target))
