@@ -8,12 +8,13 @@ import pytest
 
 from agentkit.adapters.memory import InMemoryRunEventLog, InMemoryRunRepository, InMemoryTraceSink
 from agentkit.application.errors import RunNotFound
-from agentkit.application.observation import ObservedRunRepository, RunEventFeed
+from agentkit.application.observation import ObservedRunRepository, RunEventFeed, event_feed
 from agentkit.application.pipeline.entries import StepEntry, TraceHealth
 from agentkit.application.pipeline.pipeline import StepPipeline
 from agentkit.application.ports.run_event_log import (
     ChildDeltaEvent,
     ChildEvent,
+    DeltaEvent,
     EventId,
     LoggedEvent,
     StatusEvent,
@@ -205,3 +206,22 @@ async def test_a_client_that_connects_before_the_first_event_is_written_gets_it_
     entries = await asyncio.wait_for(reading, 30)
     assert summary(entries) == ["status:pending", "status:running"]
     assert [entry.id for entry in entries if entry is not None] == ["0-1", "0-2"]
+
+
+async def test_the_feed_forgets_its_oldest_child_when_full_and_still_copies_a_new_childs_fragments(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # children whose ends were stored by another process are never popped: the oldest must give way
+    monkeypatch.setattr(event_feed, "_MAX_CHILDREN", 2)
+    log = InMemoryRunEventLog()
+    feed = RunEventFeed(log)
+    parent = RunId("parent")
+    children = [RunId(f"child-{n}") for n in range(3)]
+    for child in children:
+        feed.on_run(msgspec.structs.replace(new_run(RunStatus.RUNNING), id=child, parent_run_id=parent))
+    for child in children:
+        feed.on_delta(child, DeltaEvent(step_no=1, kind="text", index=0, text="hi"))
+
+    logged = await log.read(parent, after=None, block_s=0)
+    copied = [entry.event.run_id for entry in logged if isinstance(entry.event, ChildDeltaEvent)]
+    assert copied == children[1:]

@@ -15,8 +15,8 @@ from agentkit.domain.ids import RunId
 from agentkit.domain.run import Run
 from agentkit.domain.steps import LLMStep, Step
 
-# Child runs in progress whose parents this process remembers (a bound: a forgotten one's fragments
-# are not copied to its parent's log, its statuses still are)
+# Child runs in progress whose parents this process remembers, the oldest forgotten first beyond it (a
+# forgotten one's fragments are not copied to its parent's log, its statuses still are)
 _MAX_CHILDREN = 10_000
 
 
@@ -41,7 +41,10 @@ class RunEventFeed(RunObserver):
             self._log.append(parent, ChildEvent(run=run))
             if run.is_terminal:
                 self._parents.pop(run.id, None)
-            elif len(self._parents) < _MAX_CHILDREN:
+            elif run.id not in self._parents:
+                if len(self._parents) >= _MAX_CHILDREN:
+                    # the oldest goes: a child whose end was stored by another process is never popped here
+                    del self._parents[next(iter(self._parents))]
                 self._parents[run.id] = parent
 
     def on_step(self, step: Step) -> None:
