@@ -79,7 +79,7 @@ class RunTree:
             if run.action is not None and run.status in (RunStatus.WAITING, RunStatus.REQUIRES_ACTION):
                 await self._start_children(run, scheduler, fresh=True)
             elif run.is_terminal and run.parent_run_id is not None:
-                await self._answer(run.parent_run_id, scheduler, lambda parent: _settled(parent, run, self._clock))
+                await self._answer(run.parent_run_id, scheduler, _answer_with(run, self._clock))
         except ApplicationError as exc:  # an outage: the sweeper's recheck does it later
             logger.warning("run_tree_deferred", run_id=run.id, error=str(exc))
         except Exception:
@@ -198,10 +198,6 @@ class RunTree:
                     logger.info("run_resume_deferred", run_id=parent_id)  # its lease lapsed: the next sweep
             return
         logger.warning("run_tree_answer_contended", run_id=parent_id)
-
-
-def _settled(parent: Run, child: Run, clock: Clock) -> Run:
-    return runs.settle_child(parent, child, now=clock.now())
 
 
 def _answer_with(child: Run, clock: Clock) -> Callable[[Run], Run]:
